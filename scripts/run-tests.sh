@@ -11,5 +11,6 @@ for preset in "${presets[@]}"; do
   echo "== preset $preset"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
-  ctest --preset "$preset"
+  # The mutation check builds its own Release copies; once (default) is enough.
+  if [[ "$preset" == default ]]; then ctest --preset "$preset"; else ctest --preset "$preset" -LE mutation; fi
 done

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The mutation check: plants each fault of mutants.txt in a copy of the
+# sources, rebuilds the property suite against it, runs the suite, and fails
+# if any mutant survives. Prints the mutation score.
+#
+#   properties/mutation/run.sh SOURCE_DIR WORK_DIR [MUTANT_NAME...]
+#
+# SEQPACK_MUTATION_PARAMS sets RapidCheck's budget per mutant run
+# (default "max_success=300 max_size=100").
+set -euo pipefail
+src=$(cd "$1" && pwd)
+work=$2
+shift 2
+only=("$@")
+params=${SEQPACK_MUTATION_PARAMS:-"max_success=300 max_size=100"}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+tree=$work/src
+build=$work/build
+
+# A pristine copy of the sources; mutated files are restored from $src.
+rm -rf "$tree"
+mkdir -p "$tree"
+for part in CMakeLists.txt common reference properties cli tests; do cp -a "$src/$part" "$tree/"; done
+# Fresh mtimes, so that objects a previous run built from a mutant are rebuilt.
+find "$tree" -type f -exec touch {} +
+cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEQPACK_BUILD_CLI=OFF >/dev/null
+cmake --build "$build" --target property_test -j2 >/dev/null
+
+# Parse mutants.txt into parallel arrays of blocks.
+names=()
+declare -A edits
+current=""
+file=""
+find_text=""
+while IFS= read -r line || [[ -n "$line" ]]; do
+  case "$line" in
+    "#"*|"") ;;
+    "name: "*) current=${line#name: }; names+=("$current"); edits[$current]="" ;;
+    "file: "*) file=${line#file: } ;;
+    "find: "*) find_text=${line#find: } ;;
+    "replace: "*) edits[$current]+="$file"$'\x1f'"$find_text"$'\x1f'"${line#replace: }"$'\x1e' ;;
+  esac
+done < "$src/properties/mutation/mutants.txt"
+
+apply() {  # file find replace -> replaces exactly one occurrence
+  python3 - "$tree/$1" "$2" "$3" <<'PY'
+import sys
+path, find, repl = sys.argv[1:]
+text = open(path).read()
+n = text.count(find)
+if n != 1:
+    sys.exit(f"{path}: expected the find text once, found it {n} times: {find}")
+open(path, "w").write(text.replace(find, repl))
+PY
+}
+
+killed=0
+survived=()
+total=0
+for name in "${names[@]}"; do
+  if [[ ${#only[@]} -gt 0 && ! " ${only[*]} " =~ " $name " ]]; then continue; fi
+  total=$((total + 1))
+  touched=()
+  IFS=$'\x1e' read -r -d '' -a list <<< "${edits[$name]}" || true
+  for entry in "${list[@]}"; do
+    [[ -z "${entry//$'\n'/}" ]] && continue
+    IFS=$'\x1f' read -r f fi re <<< "$entry"
+    apply "$f" "$fi" "$re"
+    touched+=("$f")
+  done
+  outcome=""
+  if ! cmake --build "$build" --target property_test -j2 > "$work/$name.build.log" 2>&1; then
+    outcome="does not compile (see $work/$name.build.log)"
+  elif RC_PARAMS="$params" timeout 300 "$build/properties/tests/property_test" --gtest_brief=1 > "$work/$name.log" 2>&1; then
+    outcome="SURVIVED"
+  else
+    killers=$(grep -E '^\[  FAILED  \] [A-Za-z]' "$work/$name.log" | sed 's/\[  FAILED  \] //; s/ (.*//; s/^Catalogue\.//' | sort -u | tr '\n' ' ' || true)
+    outcome="killed by ${killers:-a crash or timeout}"
+  fi
+  for f in "${touched[@]}"; do cp "$src/$f" "$tree/$f"; touch "$tree/$f"; done
+  case "$outcome" in
+    killed*) killed=$((killed + 1)) ;;
+    *) survived+=("$name: $outcome") ;;
+  esac
+  printf '%-40s %s\n' "$name" "$outcome"
+done
+
+echo "mutation score: $killed/$total killed"
+if [[ ${#survived[@]} -gt 0 ]]; then
+  printf 'not killed: %s\n' "${survived[@]}"
+  exit 1
+fi

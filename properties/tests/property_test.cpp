@@ -1,0 +1,106 @@
+// Runs every catalogue property under RapidCheck, once per profile, plus the
+// distribution check. A failure prints RapidCheck's reproduce string and
+// writes the shrunk case to $SEQPACK_FAILURE_DIR/<property>.<profile>.json.
+#include <gtest/gtest.h>
+
+#include <rapidcheck.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "seqpack/properties/catalogue.hpp"
+#include "seqpack/properties/generators.hpp"
+
+namespace {
+
+namespace sp = seqpack::properties;
+
+const char* profile_name(sp::Profile p) { return p == sp::Profile::packer ? "packer" : "strict"; }
+
+std::string failure_dir() {
+  const char* env = std::getenv("SEQPACK_FAILURE_DIR");
+  return env ? env : SEQPACK_FAILURE_DIR;
+}
+
+class PropertyTest : public ::testing::Test {
+ public:
+  PropertyTest(const sp::Property* property, sp::Profile profile) : property_(property), profile_(profile) {}
+
+  void TestBody() override {
+    // The last failing case seen is the shrunk one: RapidCheck shrinks by
+    // re-running smaller cases, and stops at the smallest that still fails.
+    std::optional<sp::Case> last_failure;
+    const sp::Property& prop = *property_;
+    const bool ok = rc::check(prop.name + " (" + profile_name(profile_) + ")", [&] {
+      const sp::Case c = *(prop.valid_only ? sp::gen_valid_case(profile_) : sp::gen_case(profile_));
+      try {
+        prop.check(c);
+      } catch (...) {
+        last_failure = c;
+        throw;
+      }
+    });
+    if (!ok && last_failure) {
+      std::filesystem::create_directories(failure_dir());
+      const std::string path = failure_dir() + "/" + prop.name + "." + profile_name(profile_) + ".json";
+      std::ofstream(path) << sp::to_json(*last_failure, prop.name) << "\n";
+      ADD_FAILURE() << prop.name << " failed; shrunk case written to " << path
+                    << "\nreplay it with: property_replay " << path;
+    }
+    EXPECT_TRUE(ok) << prop.name << " guards: " << prop.guards;
+  }
+
+ private:
+  const sp::Property* property_;
+  sp::Profile profile_;
+};
+
+// Every edge class the profile promises shows up within the run's budget.
+void check_distribution(sp::Profile profile) {
+  std::map<std::string, int> seen;
+  const bool ok = rc::check(std::string("distribution (") + profile_name(profile) + ")", [&] {
+    const sp::Case c = *sp::gen_case(profile);
+    const auto tags = sp::classify(c);
+    for (const auto& tag : tags) seen[tag]++;
+    RC_CLASSIFY(!c.expect_error.empty(), "invalid");
+    RC_CLASSIFY(c.expect_error.empty() && std::find(tags.begin(), tags.end(), "full_only") != tags.end(), "full-only");
+  });
+  ASSERT_TRUE(ok);
+  std::cout << "case mix (" << profile_name(profile) << "), cases per class:\n";
+  for (const auto& [cls, n] : seen) std::cout << "  " << cls << ": " << n << "\n";
+  for (const auto& cls : sp::required_classes(profile)) {
+    EXPECT_GT(seen[cls], 0) << "the " << profile_name(profile) << " generator never produced class " << cls;
+  }
+}
+
+TEST(Generators, PackerProfileReachesEveryEdgeClass) { check_distribution(sp::Profile::packer); }
+TEST(Generators, StrictProfileReachesEveryEdgeClass) { check_distribution(sp::Profile::strict); }
+
+TEST(Generators, CaseFilesRoundTrip) {
+  const bool ok = rc::check("case JSON round trip", [] {
+    const sp::Case c = *sp::gen_strict_case();
+    const sp::Case back = sp::case_from_json(sp::to_json(c));
+    RC_ASSERT(sp::to_json(back) == sp::to_json(c));
+  });
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The default budget; RC_PARAMS overrides it (see README: deep runs).
+  setenv("RC_PARAMS", "max_success=600 max_size=100", 0);
+  ::testing::InitGoogleTest(&argc, argv);
+  for (const sp::Property& p : sp::catalogue()) {
+    for (const sp::Profile profile : {sp::Profile::packer, sp::Profile::strict}) {
+      ::testing::RegisterTest("Catalogue", (p.name + "." + profile_name(profile)).c_str(), nullptr, nullptr, __FILE__,
+                              __LINE__, [&p, profile]() -> ::testing::Test* { return new PropertyTest(&p, profile); });
+    }
+  }
+  return RUN_ALL_TESTS();
+}
