@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "print.hpp"
+#include "seqpack/conformance/runner.hpp"
+
+#include <sstream>
 
 namespace seqpack::cli {
 namespace {
@@ -104,7 +107,7 @@ int self_check(std::ostream& out, const ref::Pack& pack, const ref::Rows& input,
 
 }  // namespace
 
-int run_check(std::ostream& out, const std::string& only) {
+int run_examples(std::ostream& out, const std::string& only) {
   int failed = 0;
   int ran = 0;
   for (const Example& ex : examples()) {
@@ -130,6 +133,35 @@ int run_check(std::ostream& out, const std::string& only) {
     return 1;
   }
   out << "check: " << ran << " examples, " << failed << " failed self-checks\n";
+  return failed;
+}
+
+int run_check(std::ostream& out, const CheckOptions& options) {
+  int failed = run_examples(out, options.only);
+  if (!options.only.empty()) return failed;
+  // Conformance of every port the build has, both profiles, golden vectors first.
+  struct PortEntry {
+    std::string name, command;
+  };
+  const std::vector<PortEntry> ports = {{"reference oracle", "'" + options.self + "' oracle"}};
+  for (const auto& port : ports) {
+    for (const auto profile : {properties::Profile::packer, properties::Profile::strict}) {
+      conformance::ConformOptions co;
+      co.port = port.command;
+      co.profile = profile;
+      co.cases = options.time_s > 0 ? 0 : options.cases;
+      co.time_s = options.time_s;
+      co.seed = options.seed;
+      co.vectors_dir = profile == properties::Profile::packer ? SEQPACK_VECTORS_DIR : "";
+      out << "\nconformance: " << port.name << ", " << (profile == properties::Profile::packer ? "packer" : "strict")
+          << " profile\n";
+      std::ostringstream err;
+      const int rc = conformance::run_conform(co, out, err);
+      out << err.str();
+      failed += rc == 0 ? 0 : 1;
+    }
+  }
+  out << "\ncheck: " << (failed == 0 ? "all passed" : std::to_string(failed) + " failed") << "\n";
   return failed;
 }
 

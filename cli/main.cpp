@@ -1,21 +1,129 @@
-// The seqpack command line.
+// The seqpack command line: check (the main job), oracle, conform, vectors.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <climits>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "check.hpp"
+#include "print.hpp"
+#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/conformance/runner.hpp"
+#include "seqpack/properties/case.hpp"
+#include "seqpack/reference/reference.hpp"
+
+namespace {
+
+namespace sc = seqpack::conformance;
+namespace sp = seqpack::properties;
+
+// The protocol loop: one answer line per request line, flushed.
+int run_oracle_loop() {
+  std::ios::sync_with_stdio(false);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::cout << sc::handle_line(line) << '\n' << std::flush;
+  }
+  return 0;
+}
+
+// One case file, printed readably, then the protocol result.
+int run_oracle_case(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "oracle: cannot open " << path << "\n";
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  sp::Case c;
+  try {
+    c = sp::case_from_json(text.str());
+  } catch (const std::exception& e) {
+    std::cerr << "oracle: " << path << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::cout << path << "\n";
+  seqpack::cli::print_case(std::cout, c.layout, c.options);
+  try {
+    seqpack::reference::GraphMarks marks = c.marks;
+    const auto pack = seqpack::reference::build_pack(sp::case_rows(c), c.layout, c.options, marks);
+    seqpack::cli::print_pack(std::cout, pack);
+  } catch (const seqpack::reference::Error& e) {
+    std::cout << "  error    " << e.what() << "\n";
+  }
+  std::cout << "result: " << sc::result_line(c, "case", sc::oracle_views()) << "\n";
+  return 0;
+}
+
+std::string self_path() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "seqpack";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", "seqpack 0.1.0");
   app.require_subcommand(1);
 
-  std::string only;
-  CLI::App* check = app.add_subcommand("check", "Run the reference over the worked examples and print the packs");
-  check->add_option("--example", only, "Run only this example (E1 ... E7)");
+  seqpack::cli::CheckOptions check_options;
+  CLI::App* check = app.add_subcommand("check", "The main job: worked examples, then conformance of every port the build has");
+  check->add_option("--example", check_options.only, "Run only this worked example (E1 ... E7) and nothing else");
+  check->add_option("--time", check_options.time_s, "Seconds of random conformance cases per port (the overnight campaign)");
+  check->add_option("--cases", check_options.cases, "Random conformance cases per port and profile")->capture_default_str();
+  check->add_option("--seed", check_options.seed, "Seed of the random cases")->capture_default_str();
+
+  std::string oracle_case;
+  CLI::App* oracle = app.add_subcommand("oracle", "The reference as a port: protocol requests on stdin, answers on stdout");
+  oracle->add_option("--case", oracle_case, "Read one case file, print the pack readably and the result, and exit");
+
+  sc::ConformOptions co;
+  std::string profile = "packer";
+  CLI::App* conform = app.add_subcommand("conform", "Check a port against the reference");
+  conform->add_option("--port", co.port, "The port's command line (run by /bin/sh -c)")->required();
+  conform->add_option("--profile", profile, "packer or strict")->check(CLI::IsMember({"packer", "strict"}))->capture_default_str();
+  conform->add_option("--cases", co.cases, "Random cases (0 with --time: until the time is up)")->capture_default_str();
+  conform->add_option("--time", co.time_s, "Stop the random cases after this many seconds");
+  conform->add_option("--seed", co.seed, "Seed of the random cases")->capture_default_str();
+  conform->add_option("--vectors", co.vectors_dir, "Replay the golden vectors (*.jsonl) of this directory first");
+  conform->add_option("--known-failures", co.known_failures, "File of categories or vector:ID entries expected to fail");
+  conform->add_option("--save-failures", co.save_failures, "Write each minimal failing case to this directory");
+  conform->add_option("--report", co.report, "Write a JSON summary here");
+  conform->add_option("--timeout", co.timeout_s, "Seconds the port may take per answer")->capture_default_str();
+  conform->add_option("--shrink-budget", co.shrink_budget, "Port calls spent shrinking each failure")->capture_default_str();
+
+  std::string vectors_out;
+  CLI::App* vectors = app.add_subcommand("vectors", "Regenerate the golden vectors");
+  vectors->add_option("--out", vectors_out, "Output file (JSON Lines)")->required();
 
   CLI11_PARSE(app, argc, argv);
-  if (check->parsed()) return seqpack::cli::run_check(std::cout, only) == 0 ? 0 : 1;
+  if (check->parsed()) {
+    check_options.self = self_path();
+    return seqpack::cli::run_check(std::cout, check_options) == 0 ? 0 : 1;
+  }
+  if (oracle->parsed()) return oracle_case.empty() ? run_oracle_loop() : run_oracle_case(oracle_case);
+  if (conform->parsed()) {
+    co.profile = profile == "packer" ? sp::Profile::packer : sp::Profile::strict;
+    co.progress = isatty(2) != 0;
+    return sc::run_conform(co, std::cout, std::cerr);
+  }
+  if (vectors->parsed()) {
+    std::ofstream out(vectors_out);
+    int n = 0;
+    for (const auto& v : sc::make_vectors()) {
+      out << "{\"case\":" << sc::request_line(v.c, v.id) << ",\"expect\":" << v.expect << "}\n";
+      ++n;
+    }
+    std::cout << "vectors: " << n << " cases written to " << vectors_out << "\n";
+    return out ? 0 : 1;
+  }
   return 0;
 }

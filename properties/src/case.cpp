@@ -1,5 +1,6 @@
 // Case data, building, and the JSON case files.
 #include "seqpack/properties/case.hpp"
+#include "seqpack/properties/case_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -36,19 +37,55 @@ void plant(std::byte* row, std::size_t width, std::size_t r) {
   }
 }
 
-template <typename T>
-T get(const json& j, const char* key, const char* where) {
-  if (!j.contains(key)) throw std::runtime_error(std::string("case: missing field ") + where + "." + key);
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception& e) {
-    throw std::runtime_error(std::string("case: field ") + where + "." + key + ": " + e.what());
-  }
+std::string path(const char* where, const char* key) { return std::string(where) + "." + key; }
+
+[[noreturn]] void bad(const std::string& field, const std::string& what) {
+  throw std::runtime_error("case: field " + field + ": " + what);
 }
 
-template <typename T>
-T get_or(const json& j, const char* key, T fallback, const char* where) {
-  return j.contains(key) ? get<T>(j, key, where) : fallback;
+std::int64_t as_int(const json& v, const std::string& field) {
+  if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) bad(field, "integer " + std::to_string(u) + " does not fit int64");
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_float()) bad(field, "expected an integer that fits int64, got " + v.dump());
+  bad(field, std::string("expected an integer, got ") + v.type_name());
+}
+
+const json& member(const json& j, const char* key, const char* where) {
+  if (!j.is_object()) bad(where, std::string("expected an object, got ") + j.type_name());
+  const auto it = j.find(key);
+  if (it == j.end()) throw std::runtime_error("case: missing field " + path(where, key));
+  return *it;
+}
+
+std::vector<std::int64_t> int_list(const json& j, const char* key, const char* where) {
+  const json& v = member(j, key, where);
+  if (!v.is_array()) bad(path(where, key), std::string("expected an array, got ") + v.type_name());
+  std::vector<std::int64_t> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(as_int(v[i], path(where, key) + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+bool as_bool(const json& j, const char* key, bool fallback, const char* where) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j.at(key);
+  if (!v.is_boolean()) bad(path(where, key), std::string("expected a boolean, got ") + v.type_name());
+  return v.get<bool>();
+}
+
+std::int64_t int_or(const json& j, const char* key, std::int64_t fallback, const char* where) {
+  return j.contains(key) ? as_int(j.at(key), path(where, key)) : fallback;
+}
+
+std::string string_or(const json& j, const char* key, const char* where) {
+  if (!j.contains(key)) return "";
+  const json& v = j.at(key);
+  if (!v.is_string()) bad(path(where, key), std::string("expected a string, got ") + v.type_name());
+  return v.get<std::string>();
 }
 
 }  // namespace
@@ -94,9 +131,10 @@ std::string to_json(const Case& c, const std::string& id) {
       {"graph_bounds",
        {{"image", {c.marks.image_causal, c.marks.image_full}}, {"video", {c.marks.video_causal, c.marks.video_full}}}},
       {"row_bytes", c.row_bytes},
-      {"data_seed", c.data_seed},
+      {"data_seed", static_cast<std::int64_t>(c.data_seed)},
   };
   if (!c.expect_error.empty()) j["expect_error"] = c.expect_error;
+  if (!c.fault.empty()) j["fault"] = c.fault;
   return j.dump();
 }
 
@@ -107,32 +145,49 @@ Case case_from_json(const std::string& text) {
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("case: not JSON: ") + e.what());
   }
-  if (!j.is_object()) throw std::runtime_error("case: not a JSON object");
+  return case_from_json_value(j);
+}
+
+Case case_from_json_value(const json& j) {
+  if (!j.is_object()) throw std::runtime_error(std::string("case: expected a JSON object, got ") + j.type_name());
   Case c;
-  const json layout = get<json>(j, "layout", "case");
-  c.layout.sample_lens = get<std::vector<std::int64_t>>(layout, "sample_lens", "layout");
-  c.layout.split_lens = get<std::vector<std::int64_t>>(layout, "split_lens", "layout");
-  c.layout.attn_modes = get<std::vector<std::string>>(layout, "attn_modes", "layout");
-  c.layout.und_token_indexes = get<std::vector<std::int64_t>>(layout, "und_token_indexes", "layout");
-  c.rows = get<std::int64_t>(j, "rows", "case");
-  const json options = get_or<json>(j, "options", json::object(), "case");
-  c.options.cp_world_size = get_or<std::int64_t>(options, "cp_world_size", 1, "options");
-  c.options.pad_for_cuda_graphs = get_or<bool>(options, "pad_for_cuda_graphs", false, "options");
-  c.options.is_image_batch = get_or<bool>(options, "is_image_batch", false, "options");
-  c.options.full_seq_alignment = get_or<std::int64_t>(options, "full_seq_alignment", 1, "options");
-  c.options.causal_seq_alignment = get_or<std::int64_t>(options, "causal_seq_alignment", 1, "options");
-  c.options.pad_segment_only_when_padded = get_or<bool>(options, "pad_segment_only_when_padded", false, "options");
-  if (j.contains("graph_bounds")) {
-    const json g = get<json>(j, "graph_bounds", "case");
-    const auto image = get<std::vector<std::int64_t>>(g, "image", "graph_bounds");
-    const auto video = get<std::vector<std::int64_t>>(g, "video", "graph_bounds");
-    if (image.size() != 2 || video.size() != 2) throw std::runtime_error("case: graph_bounds needs [causal, full] pairs");
+  const json& layout = member(j, "layout", "case");
+  c.layout.sample_lens = int_list(layout, "sample_lens", "layout");
+  c.layout.split_lens = int_list(layout, "split_lens", "layout");
+  c.layout.und_token_indexes = int_list(layout, "und_token_indexes", "layout");
+  const json& modes = member(layout, "attn_modes", "layout");
+  if (!modes.is_array()) bad("layout.attn_modes", std::string("expected an array, got ") + modes.type_name());
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    if (!modes[i].is_string()) bad("layout.attn_modes[" + std::to_string(i) + "]", std::string("expected a string, got ") + modes[i].type_name());
+    c.layout.attn_modes.push_back(modes[i].get<std::string>());
+  }
+  c.rows = as_int(member(j, "rows", "case"), "case.rows");
+  static const json empty = json::object();
+  const json& options = j.contains("options") ? j.at("options") : empty;
+  if (!options.is_object()) bad("case.options", std::string("expected an object, got ") + options.type_name());
+  c.options.cp_world_size = int_or(options, "cp_world_size", 1, "options");
+  c.options.pad_for_cuda_graphs = as_bool(options, "pad_for_cuda_graphs", false, "options");
+  c.options.is_image_batch = as_bool(options, "is_image_batch", false, "options");
+  c.options.full_seq_alignment = int_or(options, "full_seq_alignment", 1, "options");
+  c.options.causal_seq_alignment = int_or(options, "causal_seq_alignment", 1, "options");
+  c.options.pad_segment_only_when_padded = as_bool(options, "pad_segment_only_when_padded", false, "options");
+  if (j.contains("graph_bounds") && !j.at("graph_bounds").is_null()) {
+    const json& g = j.at("graph_bounds");
+    const auto image = int_list(g, "image", "graph_bounds");
+    const auto video = int_list(g, "video", "graph_bounds");
+    if (image.size() != 2) bad("graph_bounds.image", "expected [causal, full]");
+    if (video.size() != 2) bad("graph_bounds.video", "expected [causal, full]");
     c.marks = {image[0], image[1], video[0], video[1]};
   }
-  c.row_bytes = get_or<std::size_t>(j, "row_bytes", 4, "case");
-  c.data_seed = get_or<std::uint64_t>(j, "data_seed", 0, "case");
-  c.expect_error = get_or<std::string>(j, "expect_error", "", "case");
+  const std::int64_t width = int_or(j, "row_bytes", 4, "case");
+  if (width < 1 || width > 4096) bad("case.row_bytes", "expected 1 to 4096, got " + std::to_string(width));
+  c.row_bytes = static_cast<std::size_t>(width);
+  c.data_seed = static_cast<std::uint64_t>(int_or(j, "data_seed", 0, "case"));
+  c.expect_error = string_or(j, "expect_error", "case");
+  c.fault = string_or(j, "fault", "case");
   return c;
 }
+
+std::string category(const Case& c) { return c.expect_error.empty() ? "valid" : c.expect_error + "/" + c.fault; }
 
 }  // namespace seqpack::properties

@@ -207,13 +207,35 @@ enum class Fault {
   pairing
 };
 
+const char* fault_name(Fault f) {
+  switch (f) {
+    case Fault::option: return "option";
+    case Fault::empty: return "empty";
+    case Fault::mode_count: return "mode_count";
+    case Fault::negative: return "negative_length";
+    case Fault::unknown_mode: return "unknown_mode";
+    case Fault::tiling_sum: return "tiling_sum";
+    case Fault::tiling_boundary: return "tiling_boundary";
+    case Fault::und_range: return "und_out_of_range";
+    case Fault::und_repeat: return "und_repeated";
+    case Fault::und_in_full: return "und_in_full";
+    case Fault::length: return "length";
+    case Fault::overflow_alignment: return "overflow_alignment";
+    case Fault::overflow_mark: return "overflow_mark";
+    case Fault::pairing: return "pairing";
+  }
+  return "unknown";
+}
+
 Case planted_case() {
   Case c = packer_case();
   auto& L = c.layout;
-  switch (*gen::element(Fault::option, Fault::empty, Fault::mode_count, Fault::negative, Fault::unknown_mode,
+  const Fault fault = *gen::element(Fault::option, Fault::empty, Fault::mode_count, Fault::negative, Fault::unknown_mode,
                         Fault::tiling_sum, Fault::tiling_boundary, Fault::und_range, Fault::und_repeat,
                         Fault::und_in_full, Fault::length, Fault::overflow_alignment, Fault::overflow_mark,
-                        Fault::pairing)) {
+                        Fault::pairing);
+  c.fault = fault_name(fault);
+  switch (fault) {
     case Fault::option: {
       const std::int64_t bad = *gen::element<std::int64_t>(0, -1, -7, INT64_MIN);
       switch (*gen::inRange(0, 3)) {

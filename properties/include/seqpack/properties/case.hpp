@@ -21,7 +21,11 @@ struct Case {
   std::size_t row_bytes = 4;    ///< width of each row in bytes (the dtype and trailing shape)
   std::uint64_t data_seed = 0;  ///< seeds the row bytes
   std::string expect_error;     ///< the error class planted by the strict generator, empty if valid
+  std::string fault;            ///< the planted fault ("option", "tiling_sum", ...), empty if valid
 };
+
+/// The case's category for known-failure lists: "valid", or "<class>/<fault>".
+std::string category(const Case& c);
 
 /// The packed rows of a case: bytes from `data_seed`, with NaN payloads and
 /// -0.0 of the widths that hold them planted in every few rows.
@@ -33,8 +37,9 @@ reference::Pack build_case(const Case& c, reference::GraphMarks* marks_after = n
 /// The case as a PROTOCOL.md case object (plus "row_bytes", "data_seed" and
 /// "expect_error"), one line of JSON.
 std::string to_json(const Case& c, const std::string& id = "case");
-/// Parses what to_json writes (and any PROTOCOL.md case line). Throws
-/// std::runtime_error naming the field on malformed input.
+/// Parses what to_json writes (and any PROTOCOL.md case line), strictly:
+/// integers must be JSON integers that fit int64, booleans booleans, strings
+/// strings. Throws std::runtime_error naming the field on malformed input.
 Case case_from_json(const std::string& text);
 
 }  // namespace seqpack::properties

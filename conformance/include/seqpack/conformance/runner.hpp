@@ -1,0 +1,47 @@
+// `seqpack conform`: random and golden cases against a port, with diffs,
+// shrinking, saved failures and known-failure lists.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "seqpack/properties/case.hpp"
+
+namespace seqpack::conformance {
+
+struct ConformOptions {
+  std::string port;                       ///< command line of the port
+  properties::Profile profile = properties::Profile::packer;
+  std::int64_t cases = 1000;              ///< random cases (0: vectors only)
+  double time_s = 0;                      ///< stop random cases after this long (0: no limit)
+  std::uint64_t seed = 1;
+  std::string vectors_dir;                ///< replay *.jsonl golden vectors first
+  std::string known_failures;             ///< file of expected-to-fail categories / vector ids
+  std::string save_failures;              ///< directory for minimal failing case files
+  std::string report;                     ///< JSON summary file
+  double timeout_s = 10;                  ///< per answer
+  bool progress = false;                  ///< progress line on stderr
+  int shrink_budget = 400;                ///< port calls spent shrinking each failure
+};
+
+/// Runs the conformance check. Returns 0 when every failure is listed as
+/// known and every listed entry still fails; 1 otherwise; 2 on setup errors.
+int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& err);
+
+/// A golden vector: a case and the reference's result line for it.
+struct Vector {
+  std::string id;
+  properties::Case c;
+  std::string expect;
+};
+
+/// Reads every *.jsonl file of `dir` (sorted by name). Throws on malformed lines.
+std::vector<Vector> read_vectors(const std::string& dir);
+
+/// The golden vectors: worked examples, rounding edges, every option and
+/// error class, and generated cases of both profiles (deterministic).
+std::vector<Vector> make_vectors();
+
+}  // namespace seqpack::conformance

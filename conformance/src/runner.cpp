@@ -1,0 +1,434 @@
+// The conformance runner.
+#include "seqpack/conformance/runner.hpp"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "seqpack/conformance/port.hpp"
+#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/properties/case_json.hpp"
+#include "seqpack/properties/generators.hpp"
+
+namespace seqpack::conformance {
+namespace {
+
+namespace sp = seqpack::properties;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Pending {
+  std::string id;
+  sp::Case c;
+  std::string expect;                          // expected result line
+  bool vector = false;
+};
+
+// Whether the und indexes are exactly the causal tokens (then they follow edits).
+std::vector<std::int64_t> causal_tokens(const sp::Case& c) {
+  std::vector<std::int64_t> out;
+  std::int64_t pos = 0;
+  for (std::size_t j = 0; j < c.layout.split_lens.size() && j < c.layout.attn_modes.size(); ++j) {
+    const std::int64_t len = std::max<std::int64_t>(0, c.layout.split_lens[j]);
+    if (c.layout.attn_modes[j] == "causal") {
+      for (std::int64_t i = 0; i < len && out.size() < (1u << 20); ++i) out.push_back(pos + i);
+    }
+    pos += len;
+  }
+  return out;
+}
+
+// Smaller variants of a case, most promising first: fewer samples, shorter
+// splits, then plainer options. Layout edits only apply to well-formed
+// layouts whose und indexes are the causal tokens (they are recomputed).
+std::vector<sp::Case> smaller_cases(const sp::Case& c) {
+  std::vector<sp::Case> out;
+  const auto& L = c.layout;
+  const bool consistent = L.und_token_indexes == causal_tokens(c) && L.split_lens.size() == L.attn_modes.size();
+  std::int64_t sum = 0;
+  for (const std::int64_t v : L.sample_lens) sum += v;
+  const bool tracks_rows = c.rows == sum;
+  // Which splits belong to which sample (only when splits tile the samples).
+  std::vector<std::pair<std::size_t, std::size_t>> owned;  // [first split, end split) per sample
+  if (consistent && !L.sample_lens.empty()) {
+    // The packer's shape first: the same number of splits per sample.
+    const std::size_t per = L.split_lens.size() / L.sample_lens.size();
+    bool uniform = per > 0 && per * L.sample_lens.size() == L.split_lens.size();
+    for (std::size_t s = 0; uniform && s < L.sample_lens.size(); ++s) {
+      std::int64_t acc = 0;
+      for (std::size_t j = s * per; j < (s + 1) * per; ++j) acc += L.split_lens[j];
+      uniform = acc == L.sample_lens[s];
+      owned.emplace_back(s * per, (s + 1) * per);
+    }
+    if (!uniform) {
+      owned.clear();
+      std::size_t j = 0;
+      bool tiles = true;
+      for (const std::int64_t len : L.sample_lens) {
+        const std::size_t first = j;
+        std::int64_t acc = 0;
+        while (j < L.split_lens.size() && acc < len) acc += L.split_lens[j++];
+        if (acc != len) tiles = false;
+        owned.emplace_back(first, j);
+      }
+      if (!tiles || j != L.split_lens.size()) owned.clear();
+    }
+  }
+  const auto finish = [&](sp::Case k) {
+    k.layout.und_token_indexes = causal_tokens(k);
+    if (tracks_rows) {
+      k.rows = 0;
+      for (const std::int64_t v : k.layout.sample_lens) k.rows += v;
+    }
+    out.push_back(std::move(k));
+  };
+  const auto option = [&](auto edit) {
+    sp::Case k = c;
+    edit(k);
+    if (sp::to_json(k) != sp::to_json(c)) out.push_back(std::move(k));
+  };
+  option([](sp::Case& k) { k.options.cp_world_size = 1; });
+  option([](sp::Case& k) { k.options.full_seq_alignment = 1; });
+  option([](sp::Case& k) { k.options.causal_seq_alignment = 1; });
+  option([](sp::Case& k) { k.options.pad_for_cuda_graphs = false; });
+  option([](sp::Case& k) { k.options.is_image_batch = false; });
+  option([](sp::Case& k) { k.options.pad_segment_only_when_padded = false; });
+  option([](sp::Case& k) { k.marks = {}; });
+  option([](sp::Case& k) {
+    k.row_bytes = 4;
+    k.data_seed = 0;
+  });
+  // Every split at once: emptied, then halved.
+  if (!owned.empty()) {
+    for (const int divisor : {0, 2}) {
+      sp::Case k = c;
+      for (std::size_t s = 0; s < owned.size(); ++s) {
+        k.layout.sample_lens[s] = 0;
+        for (std::size_t j = owned[s].first; j < owned[s].second; ++j) {
+          k.layout.split_lens[j] = divisor ? L.split_lens[j] / divisor : 0;
+          k.layout.sample_lens[s] += k.layout.split_lens[j];
+        }
+      }
+      if (k.layout.split_lens != L.split_lens) finish(k);
+    }
+  }
+  // Halves of the samples, then one sample less.
+  const auto keep_samples = [&](std::size_t from, std::size_t to) {
+    sp::Case k = c;
+    k.layout.sample_lens.assign(L.sample_lens.begin() + static_cast<std::ptrdiff_t>(from),
+                                L.sample_lens.begin() + static_cast<std::ptrdiff_t>(to));
+    const auto a = static_cast<std::ptrdiff_t>(owned[from].first), b = static_cast<std::ptrdiff_t>(owned[to - 1].second);
+    k.layout.split_lens.assign(L.split_lens.begin() + a, L.split_lens.begin() + b);
+    k.layout.attn_modes.assign(L.attn_modes.begin() + a, L.attn_modes.begin() + b);
+    finish(k);
+  };
+  if (owned.size() >= 4) {
+    keep_samples(0, owned.size() / 2);
+    keep_samples(owned.size() / 2, owned.size());
+  }
+  for (std::size_t s = 0; s < owned.size() && L.sample_lens.size() > 1; ++s) {
+    sp::Case k = c;
+    k.layout.sample_lens.erase(k.layout.sample_lens.begin() + static_cast<std::ptrdiff_t>(s));
+    const auto [a, b] = owned[s];
+    k.layout.split_lens.erase(k.layout.split_lens.begin() + static_cast<std::ptrdiff_t>(a),
+                              k.layout.split_lens.begin() + static_cast<std::ptrdiff_t>(b));
+    k.layout.attn_modes.erase(k.layout.attn_modes.begin() + static_cast<std::ptrdiff_t>(a),
+                              k.layout.attn_modes.begin() + static_cast<std::ptrdiff_t>(b));
+    finish(k);
+  }
+  for (std::size_t s = 0; s < owned.size(); ++s) {
+    for (std::size_t j = owned[s].first; j < owned[s].second; ++j) {
+      const std::int64_t len = L.split_lens[j];
+      for (const std::int64_t shorter : {std::int64_t{0}, len / 2, len - 1}) {
+        if (shorter < 0 || shorter >= len) continue;
+        sp::Case k = c;
+        k.layout.split_lens[j] = shorter;
+        k.layout.sample_lens[s] -= len - shorter;
+        finish(k);
+      }
+    }
+  }
+  return out;
+}
+
+struct Failure {
+  std::string id, category, diff;
+  sp::Case minimal;
+  bool known = false;
+};
+
+std::set<std::string> read_known(const std::string& path) {
+  std::set<std::string> known;
+  if (path.empty()) return known;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open known-failures file " + path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    line.erase(0, line.find_first_not_of(" \t"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (!line.empty()) known.insert(line);
+  }
+  return known;
+}
+
+std::vector<std::string> keys_of(const Pending& p) {
+  std::vector<std::string> keys{sp::category(p.c)};
+  if (p.vector) keys.push_back("vector:" + p.id);
+  return keys;
+}
+
+class Runner {
+ public:
+  Runner(const ConformOptions& o, std::ostream& out, std::ostream& err)
+      : o_(o), out_(out), err_(err), port_(o.port, o.timeout_s) {}
+
+  int run() {
+    std::string why;
+    try {
+      known_ = read_known(o_.known_failures);
+    } catch (const std::exception& e) {
+      err_ << "conform: " << e.what() << "\n";
+      return 2;
+    }
+    if (!port_.start(&why)) {
+      err_ << "conform: cannot start the port '" << o_.port << "': " << why << "\n";
+      return 2;
+    }
+    start_ = Clock::now();
+    if (!o_.vectors_dir.empty()) {
+      std::vector<Vector> vectors;
+      try {
+        vectors = read_vectors(o_.vectors_dir);
+      } catch (const std::exception& e) {
+        err_ << "conform: " << e.what() << "\n";
+        return 2;
+      }
+      std::vector<Pending> batch;
+      for (auto& v : vectors) {
+        batch.push_back({v.id, v.c, v.expect, true});
+        if (batch.size() == kBatch) run_batch(batch);
+      }
+      run_batch(batch);
+      vectors_ = static_cast<std::int64_t>(vectors.size());
+    }
+    const auto gen = sp::gen_case(o_.profile);
+    std::vector<Pending> batch;
+    for (std::int64_t i = 0; o_.cases <= 0 ? o_.time_s > 0 : i < o_.cases; ++i) {
+      if (o_.time_s > 0 && seconds() > o_.time_s) break;
+      sp::Case c = gen(rc::Random(o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)), 100).value();
+      const std::string id = std::string(o_.profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) + "-" +
+                             std::to_string(i);
+      batch.push_back({id, c, result_line(c, id, port_.views()), false});
+      if (batch.size() == kBatch) run_batch(batch);
+    }
+    run_batch(batch);
+    if (o_.progress) err_ << "\n";
+    return summary();
+  }
+
+ private:
+  static constexpr std::size_t kBatch = 256;
+
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  // Asks the port about one case; returns the difference ("" if it agrees).
+  std::string ask_one(const sp::Case& c, const std::string& id, bool* crashed = nullptr) {
+    std::string why;
+    if (!port_.running() && !port_.start(&why)) return "the port does not restart: " + why;
+    const auto answers = port_.exchange({request_line(c, id)}, &why);
+    if (answers.empty()) {
+      if (crashed) *crashed = true;
+      return why;
+    }
+    return first_difference(result_line(c, id, port_.views()), answers[0], port_.views());
+  }
+
+  void run_batch(std::vector<Pending>& batch) {
+    std::size_t done = 0;
+    while (done < batch.size()) {
+      std::vector<std::string> lines;
+      for (std::size_t k = done; k < batch.size(); ++k) lines.push_back(request_line(batch[k].c, batch[k].id));
+      std::string why;
+      const auto answers = port_.exchange(lines, &why);
+      for (std::size_t k = 0; k < answers.size(); ++k) {
+        Pending& p = batch[done + k];
+        record(p, first_difference(p.expect, answers[k], port_.views()));
+      }
+      done += answers.size();
+      if (done < batch.size()) {
+        // The port crashed or hung on this case: it fails, the port restarts.
+        record(batch[done], why);
+        ++done;
+        ++crashes_;
+        std::string restart_why;
+        if (!port_.start(&restart_why)) {
+          err_ << "conform: the port does not restart: " << restart_why << "\n";
+          for (; done < batch.size(); ++done) record(batch[done], "the port does not restart");
+        }
+      }
+    }
+    batch.clear();
+    progress();
+  }
+
+  void record(Pending& p, const std::string& diff) {
+    ++ran_;
+    const std::string cat = sp::category(p.c);
+    mix_[cat]++;
+    const auto keys = keys_of(p);
+    for (const auto& k : keys) seen_keys_.insert(k);
+    if (diff.empty()) return;
+    Failure f{p.id, cat, diff, p.c, false};
+    for (const auto& k : keys) {
+      if (known_.count(k)) {
+        f.known = true;
+        failed_keys_.insert(k);
+      }
+    }
+    if (!f.known) shrink(p, f);
+    failures_.push_back(f);
+    if (!f.known) report_failure(f);
+  }
+
+  // Shrinks a failing case by steps that know the layout (plainer options,
+  // fewer samples, shorter splits), asking the port each time, greedily.
+  void shrink(Pending& p, Failure& f) {
+    int budget = o_.shrink_budget;
+    bool progress = true;
+    while (progress && budget > 0) {
+      progress = false;
+      for (const sp::Case& candidate : smaller_cases(f.minimal)) {
+        if (--budget < 0) break;
+        const std::string d = ask_one(candidate, p.id + "-shrunk");
+        if (!d.empty()) {
+          f.minimal = candidate;
+          f.diff = d;
+          progress = true;
+          break;
+        }
+      }
+    }
+  }
+
+  void report_failure(const Failure& f) {
+    if (o_.progress) err_ << "\n";
+    out_ << "FAIL " << f.id << " [" << f.category << "]\n  first difference: " << f.diff << "\n  minimal case: "
+         << sp::to_json(f.minimal, f.id) << "\n";
+    if (!o_.save_failures.empty()) {
+      std::filesystem::create_directories(o_.save_failures);
+      const std::string path = o_.save_failures + "/" + f.id + ".json";
+      std::ofstream(path) << sp::to_json(f.minimal, f.id) << "\n";
+      out_ << "  saved: " << path << "\n";
+    }
+  }
+
+  void progress() {
+    if (!o_.progress) return;
+    const double s = seconds();
+    err_ << "\rcases " << ran_ << "  " << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << "/s  failures "
+         << failures_.size() << "   " << std::flush;
+  }
+
+  int summary() {
+    const double s = seconds();
+    std::int64_t unexpected = 0, known_hit = 0;
+    for (const auto& f : failures_) (f.known ? known_hit : unexpected) += 1;
+    std::vector<std::string> now_passing, not_seen;
+    for (const auto& k : known_) {
+      if (!seen_keys_.count(k)) not_seen.push_back(k);
+      else if (!failed_keys_.count(k)) now_passing.push_back(k);
+    }
+    out_ << "port: " << port_.name() << " (views: ";
+    for (std::size_t i = 0; i < port_.views().size(); ++i) out_ << (i ? ", " : "") << port_.views()[i];
+    out_ << ")\n";
+    out_ << "case mix:";
+    for (const auto& [cat, n] : mix_) out_ << " " << cat << "=" << n;
+    out_ << "\n";
+    for (const auto& k : now_passing) out_ << "NOW PASSES (remove from the known failures): " << k << "\n";
+    for (const auto& k : not_seen) out_ << "note: known failure not exercised in this run: " << k << "\n";
+    out_ << "conform: " << ran_ << " cases (" << vectors_ << " vectors) in " << s << " s, "
+         << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected << " unexpected failures, "
+         << known_hit << " known failures, " << now_passing.size() << " now passing, " << crashes_
+         << " crashes or hangs\n";
+    if (!o_.report.empty()) {
+      json r = {{"port", port_.name()},
+                {"command", o_.port},
+                {"profile", o_.profile == sp::Profile::packer ? "packer" : "strict"},
+                {"seed", o_.seed},
+                {"cases", ran_},
+                {"vectors", vectors_},
+                {"seconds", s},
+                {"cases_per_second", s > 0 ? ran_ / s : 0},
+                {"unexpected_failures", unexpected},
+                {"known_failures", known_hit},
+                {"now_passing", now_passing},
+                {"crashes_or_hangs", crashes_},
+                {"case_mix", mix_},
+                {"failures", json::array()}};
+      for (const auto& f : failures_) {
+        r["failures"].push_back({{"id", f.id}, {"category", f.category}, {"known", f.known}, {"diff", f.diff},
+                                 {"case", json::parse(sp::to_json(f.minimal, f.id))}});
+      }
+      std::ofstream(o_.report) << r.dump(2) << "\n";
+    }
+    return unexpected == 0 && now_passing.empty() ? 0 : 1;
+  }
+
+  const ConformOptions& o_;
+  std::ostream& out_;
+  std::ostream& err_;
+  Port port_;
+  Clock::time_point start_;
+  std::set<std::string> known_, seen_keys_, failed_keys_;
+  std::map<std::string, std::int64_t> mix_;
+  std::vector<Failure> failures_;
+  std::int64_t ran_ = 0, vectors_ = 0, crashes_ = 0;
+};
+
+}  // namespace
+
+int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& err) {
+  return Runner(options, out, err).run();
+}
+
+std::vector<Vector> read_vectors(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Vector> out;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.empty()) continue;
+      try {
+        const json j = json::parse(line);
+        Vector v;
+        v.c = sp::case_from_json_value(j.at("case"));
+        v.id = j.at("case").at("id").get<std::string>();
+        v.expect = j.at("expect").dump();
+        out.push_back(std::move(v));
+      } catch (const std::exception& e) {
+        throw std::runtime_error(f.string() + ":" + std::to_string(n) + ": " + e.what());
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace seqpack::conformance

@@ -1,0 +1,196 @@
+// The conformance protocol: the oracle on malformed requests, and the runner's
+// diff, shrinking, known-failure, crash and hang handling against wrong ports.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "seqpack/conformance/port.hpp"
+#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/conformance/runner.hpp"
+#include "seqpack/properties/case.hpp"
+
+namespace {
+
+namespace sc = seqpack::conformance;
+namespace sp = seqpack::properties;
+using nlohmann::json;
+
+json answer(const std::string& line) { return json::parse(sc::handle_line(line)); }
+
+void expect_bad_request(const std::string& line, const std::string& names) {
+  const json r = answer(line);
+  EXPECT_EQ(r["type"], "result") << line;
+  EXPECT_EQ(r["ok"], false) << line;
+  EXPECT_EQ(r["error"], "bad_request") << line;
+  EXPECT_NE(r["message"].get<std::string>().find(names), std::string::npos) << r["message"] << "\nwanted: " << names;
+}
+
+const std::string kCase =
+    R"({"type":"case","id":"c1","layout":{"sample_lens":[5,5],"split_lens":[2,3,1,4],)"
+    R"("attn_modes":["causal","full","causal","full"],"und_token_indexes":[0,1,5]},"rows":10,)"
+    R"("options":{"cp_world_size":1,"pad_for_cuda_graphs":false,"is_image_batch":false,)"
+    R"("full_seq_alignment":4,"causal_seq_alignment":4,"pad_segment_only_when_padded":false},)"
+    R"("graph_bounds":{"image":[0,0],"video":[0,0]}})";
+
+TEST(Oracle, AnswersTheProtocolExample) {
+  // PROTOCOL.md's example case; the expected values are the protocol's own.
+  const json r = answer(kCase);
+  ASSERT_EQ(r["ok"], true) << r;
+  EXPECT_EQ(r["pack"]["causal_rows"], json::parse("[0,1,5,-1]"));
+  EXPECT_EQ(r["pack"]["full_only_rows"], json::parse("[2,3,4,6,7,8,9,-1]"));
+  EXPECT_EQ(r["pack"]["causal_sample_ids"], json::parse("[0,0,1,2]"));
+  EXPECT_EQ(r["pack"]["pad_segment"]["sample_offsets"], json::parse("[0,5,10,12]"));
+  EXPECT_EQ(r["views"]["all_seq_padded"]["rows"], json::parse("[0,1,2,3,4,5,6,7,8,9,-1,-1]"));
+  EXPECT_EQ(r["graph_bounds"], json::parse(R"({"image":[0,0],"video":[0,0]})"));
+}
+
+TEST(Oracle, MalformedRequestsGetNamedErrors) {
+  expect_bad_request("{not json", "not JSON");
+  expect_bad_request("[1,2,3]", "expected a JSON object, got array");
+  expect_bad_request(R"({"id":"x"})", "field type");
+  expect_bad_request(R"({"type":"bye"})", "unknown request type");
+  expect_bad_request(R"({"type":"case","id":"x"})", "missing field case.layout");
+  std::string wrong_type = kCase;
+  wrong_type.replace(wrong_type.find("\"rows\":10"), 9, "\"rows\":\"10\"");
+  expect_bad_request(wrong_type, "case.rows: expected an integer, got string");
+  std::string past64 = kCase;
+  past64.replace(past64.find("\"rows\":10"), 9, "\"rows\":18446744073709551616");
+  expect_bad_request(past64, "case.rows: expected an integer that fits int64");
+  std::string past63 = kCase;
+  past63.replace(past63.find("\"rows\":10"), 9, "\"rows\":9223372036854775808");
+  expect_bad_request(past63, "does not fit int64");
+  std::string flt = kCase;
+  flt.replace(flt.find("[5,5]"), 5, "[5.5,5]");
+  expect_bad_request(flt, "layout.sample_lens[0]");
+  std::string mode = kCase;
+  mode.replace(mode.find("\"causal\",\"full\",\"causal\""), 8, "7");
+  expect_bad_request(mode, "layout.attn_modes[0]");
+  std::string flag = kCase;
+  flag.replace(flag.find("\"is_image_batch\":false"), 22, "\"is_image_batch\":1");
+  expect_bad_request(flag, "options.is_image_batch: expected a boolean");
+  expect_bad_request(std::string(sc::kMaxLineBytes + 1, ' '), "exceeds");
+}
+
+TEST(Oracle, HugeInputsAreAnsweredNotBuilt) {
+  // A million zero-length samples: a valid, answered case, no crash.
+  std::string many = R"({"type":"case","id":"m","layout":{"sample_lens":[)";
+  for (int i = 0; i < 1000000; ++i) many += i ? ",0" : "0";
+  many += R"(],"split_lens":[],"attn_modes":[],"und_token_indexes":[]},"rows":0})";
+  EXPECT_EQ(answer(many)["ok"], true);
+  // Rows past int32 fail before anything is allocated.
+  const json r = answer(R"({"type":"case","id":"h","layout":{"sample_lens":[4000000000],"split_lens":[4000000000],)"
+                        R"("attn_modes":["full"],"und_token_indexes":[]},"rows":4000000000})");
+  EXPECT_EQ(r["error"], "overflow");
+  // A padded size within int32 but past the oracle's limit is refused by name.
+  const json big = answer(R"({"type":"case","id":"b","layout":{"sample_lens":[1],"split_lens":[1],)"
+                          R"("attn_modes":["full"],"und_token_indexes":[]},"rows":1,)"
+                          R"("options":{"full_seq_alignment":2000000000}})");
+  EXPECT_EQ(big["error"], "too_large");
+}
+
+TEST(Oracle, ProcessKeepsAnsweringAfterMalformedInput) {
+  sc::Port port("'" SEQPACK_BIN "' oracle", 10);
+  std::string why;
+  ASSERT_TRUE(port.start(&why)) << why;
+  const auto answers = port.exchange({"garbage", "{\"type\":1}", "[]", kCase}, &why);
+  ASSERT_EQ(answers.size(), 4u) << why;
+  EXPECT_EQ(json::parse(answers[0])["error"], "bad_request");
+  EXPECT_EQ(json::parse(answers[3])["ok"], true);
+}
+
+struct RunResult {
+  int rc;
+  std::string out;
+};
+
+RunResult conform(const std::string& port, sp::Profile profile, std::int64_t cases, const std::string& known = "",
+                  const std::string& save = "", double timeout = 10) {
+  sc::ConformOptions o;
+  o.port = port;
+  o.profile = profile;
+  o.cases = cases;
+  o.seed = 7;
+  o.known_failures = known;
+  o.save_failures = save;
+  o.timeout_s = timeout;
+  std::ostringstream out, err;
+  const int rc = sc::run_conform(o, out, err);
+  return {rc, out.str() + err.str()};
+}
+
+std::string temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("seqpack_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+TEST(Runner, OracleConformsToItself) {
+  const RunResult r = conform("'" SEQPACK_BIN "' oracle", sp::Profile::strict, 300);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("300 cases"), std::string::npos) << r.out;
+}
+
+TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
+  const std::string save = temp_dir("save");
+  const RunResult r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 200, "", save);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("first difference: pack.pad_segment.max_sample_len: expected"), std::string::npos) << r.out;
+  // Every saved minimal case is tiny: one or two samples of a few rows.
+  int saved = 0;
+  for (const auto& f : std::filesystem::directory_iterator(save)) {
+    std::ifstream in(f.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const sp::Case c = sp::case_from_json(text.str());
+    EXPECT_LE(c.rows, 4) << text.str();
+    EXPECT_LE(c.layout.sample_lens.size(), 2u) << text.str();
+    ++saved;
+  }
+  EXPECT_GT(saved, 0);
+}
+
+TEST(Runner, KnownFailuresPassAndStaleOnesFail) {
+  const std::string dir = temp_dir("known");
+  std::ofstream(dir + "/valid.txt") << "# the wrong port's fault shows on valid cases\nvalid\n";
+  RunResult r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 100, dir + "/valid.txt");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("0 unexpected failures"), std::string::npos) << r.out;
+  // A listed category that passes now fails the run.
+  std::ofstream(dir + "/stale.txt") << "invalid_option/option\n";
+  r = conform("'" SEQPACK_BIN "' oracle", sp::Profile::strict, 300, dir + "/stale.txt");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("NOW PASSES (remove from the known failures): invalid_option/option"), std::string::npos)
+      << r.out;
+}
+
+TEST(Runner, CrashingPortFailsTheCaseAndIsRestarted) {
+  const RunResult r = conform("'" WRONG_PORT "' crash_cp 3", sp::Profile::packer, 300);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("crashed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("300 cases"), std::string::npos) << r.out;
+}
+
+TEST(Runner, HangingPortTimesOutAndIsRestarted) {
+  const RunResult r = conform("'" WRONG_PORT "' hang_cp 5", sp::Profile::packer, 120, "", "", 0.5);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("hung"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("120 cases"), std::string::npos) << r.out;
+}
+
+TEST(Runner, GoldenVectorsReplayAgainstTheReference) {
+  // Any behaviour change of the reference shows up here, and as a diff of
+  // corpus/conformance/vectors.jsonl once regenerated.
+  const auto vectors = sc::read_vectors(SEQPACK_VECTORS_DIR);
+  ASSERT_GE(vectors.size(), 300u);
+  for (const auto& v : vectors) {
+    EXPECT_EQ(sc::first_difference(v.expect, sc::result_line(v.c, v.id, sc::oracle_views()), sc::oracle_views()), "")
+        << v.id;
+  }
+}
+
+}  // namespace

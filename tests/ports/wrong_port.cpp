@@ -1,0 +1,35 @@
+// A deliberately wrong port for the runner's own tests: the reference oracle
+// with one fault, a crash or a hang, chosen on the command line.
+//   wrong_port max_sample_len   pad_segment.max_sample_len forgets the pad rows
+//   wrong_port crash_cp N       exits without answering when cp_world_size == N
+//   wrong_port hang_cp N        never answers when cp_world_size == N
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "seqpack/conformance/protocol.hpp"
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const long n = argc > 2 ? std::atol(argv[2]) : 0;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::string answer = seqpack::conformance::handle_line(line);
+    const auto req = nlohmann::json::parse(line, nullptr, false);
+    const long cp = req.is_object() && req.contains("options") ? req["options"].value("cp_world_size", 1L) : 1L;
+    if (mode == "crash_cp" && cp == n) return 3;
+    if (mode == "hang_cp" && cp == n) pause();
+    if (mode == "max_sample_len") {
+      auto r = nlohmann::json::parse(answer);
+      if (r.value("ok", false) && !r["pack"]["pad_segment"].is_null()) {
+        r["pack"]["pad_segment"]["max_sample_len"] = r["pack"]["max_sample_len"];
+        answer = r.dump();
+      }
+    }
+    std::cout << answer << "\n" << std::flush;
+  }
+  return 0;
+}
