@@ -1,5 +1,6 @@
 // The seqpack command line: check (the main job), oracle, conform, vectors.
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <climits>
@@ -21,13 +22,14 @@ namespace sc = seqpack::conformance;
 namespace sp = seqpack::properties;
 
 // The protocol loop: one answer line per request line, flushed.
-int run_oracle_loop() {
+int run_oracle_loop(bool allow_runs) {
   std::ios::sync_with_stdio(false);
+  sc::Oracle oracle(allow_runs);
   std::string line;
   while (std::getline(std::cin, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    std::cout << sc::handle_line(line) << '\n' << std::flush;
+    std::cout << oracle.handle(line) << '\n' << std::flush;
   }
   return 0;
 }
@@ -70,6 +72,10 @@ std::string self_path() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Each case allocates and frees buffers of up to megabytes; served from
+  // fresh mmap'd pages they cost a page fault each, which halved throughput.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", "seqpack 0.1.0");
   app.require_subcommand(1);
@@ -84,6 +90,8 @@ int main(int argc, char** argv) {
   std::string oracle_case;
   CLI::App* oracle = app.add_subcommand("oracle", "The reference as a port: protocol requests on stdin, answers on stdout");
   oracle->add_option("--case", oracle_case, "Read one case file, print the pack readably and the result, and exit");
+  bool plain_only = false;
+  oracle->add_flag("--plain", plain_only, "Answer in the plain encoding even when the runner offers runs");
 
   sc::ConformOptions co;
   std::string profile = "packer";
@@ -99,6 +107,8 @@ int main(int argc, char** argv) {
   conform->add_option("--report", co.report, "Write a JSON summary here");
   conform->add_option("--timeout", co.timeout_s, "Seconds the port may take per answer")->capture_default_str();
   conform->add_option("--shrink-budget", co.shrink_budget, "Port calls spent shrinking each failure")->capture_default_str();
+  bool no_runs = false;
+  conform->add_flag("--plain", no_runs, "Do not offer the runs encoding (compare plain arrays only)");
 
   std::string vectors_out;
   CLI::App* vectors = app.add_subcommand("vectors", "Regenerate the golden vectors");
@@ -109,10 +119,11 @@ int main(int argc, char** argv) {
     check_options.self = self_path();
     return seqpack::cli::run_check(std::cout, check_options) == 0 ? 0 : 1;
   }
-  if (oracle->parsed()) return oracle_case.empty() ? run_oracle_loop() : run_oracle_case(oracle_case);
+  if (oracle->parsed()) return oracle_case.empty() ? run_oracle_loop(!plain_only) : run_oracle_case(oracle_case);
   if (conform->parsed()) {
     co.profile = profile == "packer" ? sp::Profile::packer : sp::Profile::strict;
     co.progress = isatty(2) != 0;
+    co.offer_runs = !no_runs;
     return sc::run_conform(co, std::cout, std::cerr);
   }
   if (vectors->parsed()) {

@@ -24,7 +24,8 @@ void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOC
 
 }  // namespace
 
-Port::Port(std::string command, double timeout_s) : command_(std::move(command)), timeout_s_(timeout_s) {
+Port::Port(std::string command, double timeout_s, bool offer_runs)
+    : command_(std::move(command)), timeout_s_(timeout_s), offer_runs_(offer_runs) {
   signal(SIGPIPE, SIG_IGN);  // a port that dies mid-request must not take the runner with it
 }
 
@@ -86,7 +87,9 @@ bool Port::start(std::string* why) {
   set_nonblocking(from_port_);
 
 
-  const auto answers = exchange({std::string("{\"type\":\"hello\",\"protocol\":\"") + kProtocol + "\"}"}, why);
+  const auto answers = exchange({std::string("{\"type\":\"hello\",\"protocol\":\"") + kProtocol + "\"" +
+                                 (offer_runs_ ? ",\"encodings\":[\"runs\"]}" : "}")},
+                                why);
   if (answers.empty()) return false;
   try {
     const auto hello = nlohmann::json::parse(answers[0]);
@@ -97,6 +100,7 @@ bool Port::start(std::string* why) {
     }
     name_ = hello.value("name", command_);
     views_ = hello.value("views", std::vector<std::string>{});
+    encoding_ = offer_runs_ && hello.value("encoding", "") == "runs" ? Encoding::runs : Encoding::plain;
   } catch (const std::exception& e) {
     *why = std::string("the port's hello is not valid: ") + e.what();
     stop();

@@ -55,8 +55,8 @@ class Writer {
   }
   // Rows, ids and offsets come in runs of equal or consecutive values, so a
   // number is mostly written by copying or incrementing the one before it.
-  template <typename T>
-  Writer& list(const std::vector<T>& v) {
+  template <typename V>
+  Writer& list(const V& v) {
     sep();
     reserve(v.size() * 21 + 2);
     char* p = buf_.get() + size_;
@@ -83,6 +83,44 @@ class Writer {
     *p++ = ']';
     size_ = static_cast<std::size_t>(p - buf_.get());
     return *this;
+  }
+  // {"runs":[first,count,step,...]}: values first + k*step, k in [0, count).
+  template <typename V>
+  Writer& runs(const V& v) {
+    sep();
+    raw("{\"runs\":[", 9);
+    bool any = false;
+    std::size_t i = 0;
+    while (i < v.size()) {
+      const std::int64_t first = v[i];
+      std::int64_t step = 0;
+      std::size_t count = 1;
+      if (i + 1 < v.size()) {
+        step = static_cast<std::int64_t>(v[i + 1]) - first;
+        count = 2;
+        while (i + count < v.size() && static_cast<std::int64_t>(v[i + count]) - v[i + count - 1] == step) ++count;
+      }
+      reserve(72);
+      char* p = buf_.get() + size_;
+      char* const end = buf_.get() + cap_;
+      if (any) *p++ = ',';
+      p = std::to_chars(p, end, first).ptr;
+      *p++ = ',';
+      p = std::to_chars(p, end, static_cast<std::int64_t>(count)).ptr;
+      *p++ = ',';
+      p = std::to_chars(p, end, step).ptr;
+      size_ = static_cast<std::size_t>(p - buf_.get());
+      any = true;
+      i += count;
+    }
+    raw("]}", 2);
+    return *this;
+  }
+  Encoding encoding = Encoding::plain;
+  /// An integer array in this writer's encoding.
+  template <typename V>
+  Writer& ints(const V& v) {
+    return encoding == Encoding::runs ? runs(v) : list(v);
   }
   Writer& open_list() { return sep(), put('['), first_ = true, *this; }
   Writer& close_list() { return put(']'), first_ = false, *this; }
@@ -130,15 +168,18 @@ ref::Rows self_naming_rows(std::int64_t n) {
   return rows;
 }
 
-std::vector<std::int64_t> row_names(const ref::Rows& rows) {
-  std::vector<std::int64_t> out(rows.rows());
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
+// The packed row each row of a self-naming buffer holds (-1: padding), read
+// in place as the writer walks it.
+struct RowNames {
+  const ref::Rows& rows;
+  std::size_t size() const { return rows.rows(); }
+  std::int64_t operator[](std::size_t r) const {
     std::uint32_t v = 0;
     std::memcpy(&v, rows.row(r), 4);
-    out[r] = static_cast<std::int64_t>(v) - 1;
+    return static_cast<std::int64_t>(v) - 1;
   }
-  return out;
-}
+};
+RowNames row_names(const ref::Rows& rows) { return RowNames{rows}; }
 
 void marks(Writer& w, const ref::GraphMarks& m) {
   w.open().key("image").list(std::vector<std::int64_t>{m.image_causal, m.image_full});
@@ -156,7 +197,8 @@ bool wants(const std::vector<std::string>& views, const char* v) {
   return std::find(views.begin(), views.end(), v) != views.end();
 }
 
-std::string result_or_error(const properties::Case& c, const std::string& id, const std::vector<std::string>& views) {
+std::string result_or_error(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
+                            Encoding encoding) {
   try {
     // Everything that can fail is decided before any row is allocated.
     ref::validate_options(c.options, c.marks);
@@ -180,22 +222,23 @@ std::string result_or_error(const properties::Case& c, const std::string& id, co
     const ref::Metadata& m = *p.meta;
 
     Writer w;
+    w.encoding = encoding;
     w.open().key("type").str("result").key("id").str(id).key("ok").boolean(true);
     w.key("pack").open();
-    w.key("sample_offsets").list(m.sample_offsets).key("max_sample_len").num(m.max_sample_len);
+    w.key("sample_offsets").ints(m.sample_offsets).key("max_sample_len").num(m.max_sample_len);
     w.key("max_causal_len").num(m.max_causal_len).key("max_full_len").num(m.max_full_len);
     w.key("max_num_tokens").num(p.max_num_tokens);
-    w.key("causal_indices").list(m.causal_indices).key("full_indices").list(m.full_indices);
-    w.key("causal_seq_offsets").list(m.causal_seq_offsets).key("full_only_seq_offsets").list(m.full_only_seq_offsets);
+    w.key("causal_indices").ints(m.causal_indices).key("full_indices").ints(m.full_indices);
+    w.key("causal_seq_offsets").ints(m.causal_seq_offsets).key("full_only_seq_offsets").ints(m.full_only_seq_offsets);
     w.key("num_causal_tokens").num(m.num_causal_tokens).key("num_full_tokens").num(m.num_full_tokens);
-    w.key("causal_sample_ids").list(p.causal_sample_ids).key("full_only_sample_ids").list(p.full_only_sample_ids);
-    w.key("causal_rows").list(row_names(p.causal_seq)).key("full_only_rows").list(row_names(p.full_only_seq));
+    w.key("causal_sample_ids").ints(p.causal_sample_ids).key("full_only_sample_ids").ints(p.full_only_sample_ids);
+    w.key("causal_rows").ints(row_names(p.causal_seq)).key("full_only_rows").ints(row_names(p.full_only_seq));
     w.key("pad_segment");
     if (p.pad_segment) {
       const ref::PadSegment& s = *p.pad_segment;
-      w.open().key("causal_seq_offsets").list(s.causal_seq_offsets).key("max_causal_len").num(s.max_causal_len);
-      w.key("full_only_seq_offsets").list(s.full_only_seq_offsets).key("max_full_len").num(s.max_full_len);
-      w.key("sample_offsets").list(s.sample_offsets).key("max_sample_len").num(s.max_sample_len).close();
+      w.open().key("causal_seq_offsets").ints(s.causal_seq_offsets).key("max_causal_len").num(s.max_causal_len);
+      w.key("full_only_seq_offsets").ints(s.full_only_seq_offsets).key("max_full_len").num(s.max_full_len);
+      w.key("sample_offsets").ints(s.sample_offsets).key("max_sample_len").num(s.max_sample_len).close();
     } else {
       w.null();
     }
@@ -205,8 +248,8 @@ std::string result_or_error(const properties::Case& c, const std::string& id, co
     w.key("views").open();
     if (wants(views, "all_seq_padded")) {
       const ref::AllSeqPadded all = ref::get_all_seq_padded(p);
-      w.key("all_seq_padded").open().key("rows").list(row_names(all.seq));
-      w.key("offsets").list(all.offsets).key("max_len").num(all.max_len).close();
+      w.key("all_seq_padded").open().key("rows").ints(row_names(all.seq));
+      w.key("offsets").ints(all.offsets).key("max_len").num(all.max_len).close();
     }
     if (wants(views, "cp_shards") && c.options.cp_world_size > 1) {
       w.key("cp_shards");
@@ -219,8 +262,8 @@ std::string result_or_error(const properties::Case& c, const std::string& id, co
         for (std::int64_t r = 0; r < world; ++r) {
           const ref::Pack s = ref::shard_pack(p, r, world);
           const auto [lc, lf] = ref::get_num_real_tokens(s);
-          w.open().key("rank").num(r).key("causal_rows").list(row_names(s.causal_seq));
-          w.key("full_only_rows").list(row_names(s.full_only_seq));
+          w.open().key("rank").num(r).key("causal_rows").ints(row_names(s.causal_seq));
+          w.key("full_only_rows").ints(row_names(s.full_only_seq));
           w.key("num_causal_tokens_local").num(lc).key("num_full_tokens_local").num(lf).close();
         }
         w.close_list();
@@ -268,6 +311,26 @@ std::string diff(const json& want, const json& got, const std::string& at) {
   return want == got ? "" : at + ": expected " + show(want) + ", port " + show(got);
 }
 
+// Expands {"runs":[first,count,step,...]} objects into plain arrays, in place.
+void expand_runs(json& v) {
+  if (v.is_object()) {
+    if (v.size() == 1 && v.contains("runs") && v["runs"].is_array()) {
+      const json r = v["runs"];
+      json out = json::array();
+      for (std::size_t i = 0; i + 2 < r.size(); i += 3) {
+        if (!r[i].is_number_integer() || !r[i + 1].is_number_integer() || !r[i + 2].is_number_integer()) break;
+        const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(), step = r[i + 2].get<std::int64_t>();
+        for (std::int64_t k = 0; k < count && out.size() < (std::size_t{1} << 26); ++k) out.push_back(first + k * step);
+      }
+      v = std::move(out);
+      return;
+    }
+    for (auto& [k, child] : v.items()) expand_runs(child);
+  } else if (v.is_array()) {
+    for (auto& child : v) expand_runs(child);
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& oracle_views() {
@@ -275,13 +338,16 @@ const std::vector<std::string>& oracle_views() {
   return views;
 }
 
-std::string result_line(const properties::Case& c, const std::string& id, const std::vector<std::string>& views) {
-  return result_or_error(c, id, views);
+std::string result_line(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
+                        Encoding encoding) {
+  return result_or_error(c, id, views, encoding);
 }
 
 std::string request_line(const properties::Case& c, const std::string& id) { return properties::to_json(c, id); }
 
-std::string handle_line(const std::string& line) {
+std::string handle_line(const std::string& line) { return Oracle(false).handle(line); }
+
+std::string Oracle::handle(const std::string& line) {
   std::string id;
   try {
     if (line.size() > kMaxLineBytes) {
@@ -299,8 +365,16 @@ std::string handle_line(const std::string& line) {
     const auto type = j.find("type");
     if (type == j.end() || !type->is_string()) return error_line(id, "bad_request", "field type: missing or not a string");
     if (*type == "hello") {
+      // The runs encoding, when the runner offers it and this oracle may use it.
+      encoding_ = Encoding::plain;
+      if (allow_runs_ && j.contains("encodings") && j["encodings"].is_array()) {
+        for (const auto& e : j["encodings"]) {
+          if (e == "runs") encoding_ = Encoding::runs;
+        }
+      }
       Writer w;
       w.open().key("type").str("hello").key("protocol").str(kProtocol).key("name").str("seqpack reference oracle");
+      if (encoding_ == Encoding::runs) w.key("encoding").str("runs");
       w.key("views").open_list();
       for (const auto& v : oracle_views()) w.str(v);
       w.close_list().close();
@@ -313,7 +387,7 @@ std::string handle_line(const std::string& line) {
     } catch (const std::exception& e) {
       return error_line(id, "bad_request", e.what());
     }
-    return result_line(c, id, oracle_views());
+    return result_line(c, id, oracle_views(), encoding_);
   } catch (const std::exception& e) {
     return error_line(id, "bad_request", std::string("unexpected: ") + e.what());
   }
@@ -334,6 +408,8 @@ std::string first_difference(const std::string& expected, const std::string& act
     return "the port's answer is not JSON: " + show(json(actual));
   }
   if (!got.is_object()) return "the port's answer is not an object";
+  expand_runs(want);
+  expand_runs(got);
   if (got.value("type", "") != "result") return "the port's answer is not a result: " + show(got);
   if (!got.contains("ok") || !got["ok"].is_boolean()) return "ok: missing or not a boolean";
   if (want["ok"] != got["ok"]) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -191,7 +192,7 @@ std::vector<std::string> keys_of(const Pending& p) {
 class Runner {
  public:
   Runner(const ConformOptions& o, std::ostream& out, std::ostream& err)
-      : o_(o), out_(out), err_(err), port_(o.port, o.timeout_s) {}
+      : o_(o), out_(out), err_(err), port_(o.port, o.timeout_s, o.offer_runs) {}
 
   int run() {
     std::string why;
@@ -205,6 +206,8 @@ class Runner {
       err_ << "conform: cannot start the port '" << o_.port << "': " << why << "\n";
       return 2;
     }
+    port_views_ = port_.views();
+    port_encoding_ = port_.encoding();
     start_ = Clock::now();
     if (!o_.vectors_dir.empty()) {
       std::vector<Vector> vectors;
@@ -220,6 +223,7 @@ class Runner {
         if (batch.size() == kBatch) run_batch(batch);
       }
       run_batch(batch);
+      finish_in_flight();
       vectors_ = static_cast<std::int64_t>(vectors.size());
     }
     const auto gen = sp::gen_case(o_.profile);
@@ -229,10 +233,11 @@ class Runner {
       sp::Case c = gen(rc::Random(o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)), 100).value();
       const std::string id = std::string(o_.profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) + "-" +
                              std::to_string(i);
-      batch.push_back({id, c, result_line(c, id, port_.views()), false});
+      batch.push_back({id, c, "", false});  // expected result computed while the port works
       if (batch.size() == kBatch) run_batch(batch);
     }
     run_batch(batch);
+    finish_in_flight();
     if (o_.progress) err_ << "\n";
     return summary();
   }
@@ -251,35 +256,67 @@ class Runner {
       if (crashed) *crashed = true;
       return why;
     }
-    return first_difference(result_line(c, id, port_.views()), answers[0], port_.views());
+    return first_difference(result_line(c, id, port_.views(), port_.encoding()), answers[0], port_.views());
   }
 
+  struct Outcome {
+    bool answered = false;
+    std::string text;  // the answer, or why there is none
+  };
+
+  // Pipelining, one batch in flight: the port answers batch k (on an I/O
+  // thread) while this thread computes the reference's expected results for k
+  // and generates batch k + 1; then batch k is compared and recorded.
   void run_batch(std::vector<Pending>& batch) {
+    finish_in_flight();
+    if (batch.empty()) return;
+    in_flight_ = std::move(batch);
+    batch.clear();
+    std::vector<std::string> lines;
+    lines.reserve(in_flight_.size());
+    for (const Pending& p : in_flight_) lines.push_back(request_line(p.c, p.id));
+    io_ = std::async(std::launch::async, [this, lines = std::move(lines)] { return exchange_all(lines); });
+    for (Pending& p : in_flight_) {
+      if (p.expect.empty()) p.expect = result_line(p.c, p.id, port_views_, port_encoding_);
+    }
+  }
+
+  void finish_in_flight() {
+    if (!io_.valid()) return;
+    const std::vector<Outcome> outcome = io_.get();
+    for (const auto& m : io_messages_) err_ << m;
+    io_messages_.clear();
+    for (std::size_t k = 0; k < in_flight_.size(); ++k) {
+      record(in_flight_[k], outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text, port_views_)
+                                                : outcome[k].text);
+    }
+    in_flight_.clear();
+    progress();
+  }
+
+  // On the I/O thread: every line's answer; a crash or hang fails that case
+  // and restarts the port.
+  std::vector<Outcome> exchange_all(const std::vector<std::string>& lines) {
+    std::vector<Outcome> outcome(lines.size());
     std::size_t done = 0;
-    while (done < batch.size()) {
-      std::vector<std::string> lines;
-      for (std::size_t k = done; k < batch.size(); ++k) lines.push_back(request_line(batch[k].c, batch[k].id));
+    while (done < lines.size()) {
       std::string why;
-      const auto answers = port_.exchange(lines, &why);
-      for (std::size_t k = 0; k < answers.size(); ++k) {
-        Pending& p = batch[done + k];
-        record(p, first_difference(p.expect, answers[k], port_.views()));
-      }
+      const auto answers = port_.exchange(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done),
+                                                                   lines.end()),
+                                          &why);
+      for (std::size_t k = 0; k < answers.size(); ++k) outcome[done + k] = {true, answers[k]};
       done += answers.size();
-      if (done < batch.size()) {
-        // The port crashed or hung on this case: it fails, the port restarts.
-        record(batch[done], why);
-        ++done;
+      if (done < lines.size()) {
+        outcome[done++] = {false, why};
         ++crashes_;
         std::string restart_why;
         if (!port_.start(&restart_why)) {
-          err_ << "conform: the port does not restart: " << restart_why << "\n";
-          for (; done < batch.size(); ++done) record(batch[done], "the port does not restart");
+          io_messages_.push_back("conform: the port does not restart: " + restart_why + "\n");
+          for (; done < lines.size(); ++done) outcome[done] = {false, "the port does not restart"};
         }
       }
     }
-    batch.clear();
-    progress();
+    return outcome;
   }
 
   void record(Pending& p, const std::string& diff) {
@@ -351,7 +388,7 @@ class Runner {
     }
     out_ << "port: " << port_.name() << " (views: ";
     for (std::size_t i = 0; i < port_.views().size(); ++i) out_ << (i ? ", " : "") << port_.views()[i];
-    out_ << ")\n";
+    out_ << "; encoding: " << (port_.encoding() == Encoding::runs ? "runs" : "plain") << ")\n";
     out_ << "case mix:";
     for (const auto& [cat, n] : mix_) out_ << " " << cat << "=" << n;
     out_ << "\n";
@@ -394,6 +431,11 @@ class Runner {
   std::map<std::string, std::int64_t> mix_;
   std::vector<Failure> failures_;
   std::int64_t ran_ = 0, vectors_ = 0, crashes_ = 0;
+  std::vector<Pending> in_flight_;
+  std::future<std::vector<Outcome>> io_;
+  std::vector<std::string> io_messages_;
+  std::vector<std::string> port_views_;  // as declared at the first hello
+  Encoding port_encoding_ = Encoding::plain;
 };
 
 }  // namespace

@@ -66,7 +66,14 @@ std::vector<std::int64_t> int_list(const json& j, const char* key, const char* w
   if (!v.is_array()) bad(path(where, key), std::string("expected an array, got ") + v.type_name());
   std::vector<std::int64_t> out;
   out.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(as_int(v[i], path(where, key) + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    // The field's name is only spelled out when there is an error to report.
+    if (v[i].is_number_integer() && !v[i].is_number_unsigned()) {
+      out.push_back(v[i].get<std::int64_t>());
+    } else {
+      out.push_back(as_int(v[i], path(where, key) + "[" + std::to_string(i) + "]"));
+    }
+  }
   return out;
 }
 

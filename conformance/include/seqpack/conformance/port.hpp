@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "seqpack/conformance/protocol.hpp"
+
 namespace seqpack::conformance {
 
 class Port {
  public:
-  /// `command` runs under /bin/sh -c; `timeout_s` bounds each answer.
-  Port(std::string command, double timeout_s);
+  /// `command` runs under /bin/sh -c; `timeout_s` bounds each answer;
+  /// `offer_runs` offers the runs encoding at hello.
+  Port(std::string command, double timeout_s, bool offer_runs = false);
   ~Port();
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
@@ -30,11 +33,15 @@ class Port {
   bool running() const noexcept { return pid_ > 0; }
   const std::string& name() const noexcept { return name_; }
   const std::vector<std::string>& views() const noexcept { return views_; }
+  /// The encoding the port chose at hello.
+  Encoding encoding() const noexcept { return encoding_; }
   int restarts() const noexcept { return restarts_; }
 
  private:
   std::string command_;
   double timeout_s_;
+  bool offer_runs_;
+  Encoding encoding_ = Encoding::plain;
   pid_t pid_ = -1;
   int to_port_ = -1;
   int from_port_ = -1;

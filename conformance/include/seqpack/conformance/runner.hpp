@@ -24,6 +24,7 @@ struct ConformOptions {
   double timeout_s = 10;                  ///< per answer
   bool progress = false;                  ///< progress line on stderr
   int shrink_budget = 400;                ///< port calls spent shrinking each failure
+  bool offer_runs = true;                 ///< offer the runs encoding at hello
 };
 
 /// Runs the conformance check. Returns 0 when every failure is listed as
