@@ -54,24 +54,20 @@ TEST(Oracle, MalformedRequestsGetNamedErrors) {
   expect_bad_request(R"({"id":"x"})", "field type");
   expect_bad_request(R"({"type":"bye"})", "unknown request type");
   expect_bad_request(R"({"type":"case","id":"x"})", "missing field case.layout");
-  std::string wrong_type = kCase;
-  wrong_type.replace(wrong_type.find("\"rows\":10"), 9, "\"rows\":\"10\"");
-  expect_bad_request(wrong_type, "case.rows: expected an integer, got string");
-  std::string past64 = kCase;
-  past64.replace(past64.find("\"rows\":10"), 9, "\"rows\":18446744073709551616");
-  expect_bad_request(past64, "case.rows: expected an integer that fits int64");
-  std::string past63 = kCase;
-  past63.replace(past63.find("\"rows\":10"), 9, "\"rows\":9223372036854775808");
-  expect_bad_request(past63, "does not fit int64");
-  std::string flt = kCase;
-  flt.replace(flt.find("[5,5]"), 5, "[5.5,5]");
-  expect_bad_request(flt, "layout.sample_lens[0]");
-  std::string mode = kCase;
-  mode.replace(mode.find("\"causal\",\"full\",\"causal\""), 8, "7");
-  expect_bad_request(mode, "layout.attn_modes[0]");
-  std::string flag = kCase;
-  flag.replace(flag.find("\"is_image_batch\":false"), 22, "\"is_image_batch\":1");
-  expect_bad_request(flag, "options.is_image_batch: expected a boolean");
+  // The protocol's example with one field spoiled.
+  const auto spoiled = [](const std::string& from, const std::string& to) {
+    std::string line = kCase;
+    line.replace(line.find(from), from.size(), to);
+    return line;
+  };
+  expect_bad_request(spoiled("\"rows\":10", "\"rows\":\"10\""), "case.rows: expected an integer, got string");
+  expect_bad_request(spoiled("\"rows\":10", "\"rows\":18446744073709551616"),
+                     "case.rows: expected an integer that fits int64");
+  expect_bad_request(spoiled("\"rows\":10", "\"rows\":9223372036854775808"), "does not fit int64");
+  expect_bad_request(spoiled("[5,5]", "[5.5,5]"), "layout.sample_lens[0]");
+  expect_bad_request(spoiled("\"causal\",\"full\",\"causal\"", "7,\"full\",\"causal\""), "layout.attn_modes[0]");
+  expect_bad_request(spoiled("\"is_image_batch\":false", "\"is_image_batch\":1"),
+                     "options.is_image_batch: expected a boolean");
   expect_bad_request(std::string(sc::kMaxLineBytes + 1, ' '), "exceeds");
 }
 
