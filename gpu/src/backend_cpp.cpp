@@ -1,0 +1,2 @@
+// The GPU implementation built for Thrust's CPP (sequential host) backend.
+#include "pack.cu"

@@ -1,0 +1,2 @@
+// The GPU implementation built for Thrust's OMP (OpenMP host) backend.
+#include "pack.cu"

@@ -1,0 +1,425 @@
+// The GPU implementation on Thrust. One source for every backend: nvcc builds
+// it for CUDA, g++ for Thrust's CPP and OMP host backends (src/backend_*.cpp
+// include this file). Host work is O(splits); every O(tokens) array and every
+// row moves on the device.
+#include <thrust/binary_search.h>
+#include <thrust/copy.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/transform.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "seqpack/common/index_math.hpp"
+#include "seqpack/gpu/pack.hpp"
+#include "seqpack/gpu/testing.hpp"
+#include "seqpack/reference/errors.hpp"
+#include "seqpack/reference/metadata.hpp"
+#include "seqpack/reference/padding.hpp"
+
+namespace seqpack::gpu {
+inline namespace SEQPACK_GPU_BACKEND {
+namespace {
+
+namespace ref = seqpack::reference;
+using common::kInt32Max;
+
+int g_poison = -1;
+
+// Output buffers: filled with the test poison when one is set, so that a row
+// the implementation forgets to write shows; the padding is always written
+// explicitly.
+thrust::device_vector<unsigned char> output_bytes(std::size_t n) {
+  return g_poison >= 0 ? thrust::device_vector<unsigned char>(n, static_cast<unsigned char>(g_poison))
+                       : thrust::device_vector<unsigned char>(n);
+}
+
+template <typename T>
+thrust::device_vector<T> output_ids(std::size_t n) {
+  return g_poison >= 0 ? thrust::device_vector<T>(n, static_cast<T>(0x5A5A5A5A5A5A5A5Aull))
+                       : thrust::device_vector<T>(n);
+}
+
+DeviceRows output_rows(std::size_t rows, std::size_t width) { return DeviceRows{rows, width, output_bytes(rows * width)}; }
+
+// Copies rows: dst row i <- src row map[i] (gather) or dst row map[i] <- src row i (scatter).
+// Moves 16, 8 or 1 bytes at a time, whichever divides the row width.
+struct RowCopy {
+  const unsigned char* src;
+  unsigned char* dst;
+  const std::int32_t* map;
+  std::size_t width;
+  bool scatter;
+
+  SEQPACK_HOST_DEVICE void operator()(std::size_t i) const {
+    const std::size_t s = scatter ? i : static_cast<std::size_t>(map[i]);
+    const std::size_t d = scatter ? static_cast<std::size_t>(map[i]) : i;
+    const unsigned char* from = src + s * width;
+    unsigned char* to = dst + d * width;
+    if (width % 16 == 0) {
+      struct alignas(16) V16 {
+        std::uint64_t a, b;
+      };
+      for (std::size_t k = 0; k < width; k += 16) *reinterpret_cast<V16*>(to + k) = *reinterpret_cast<const V16*>(from + k);
+    } else if (width % 8 == 0) {
+      for (std::size_t k = 0; k < width; k += 8)
+        *reinterpret_cast<std::uint64_t*>(to + k) = *reinterpret_cast<const std::uint64_t*>(from + k);
+    } else {
+      for (std::size_t k = 0; k < width; ++k) to[k] = from[k];
+    }
+  }
+};
+
+void move_rows(const DeviceRows& src, DeviceRows& dst, const thrust::device_vector<std::int32_t>& map, bool scatter) {
+  if (src.row_bytes == 0 || map.empty()) return;
+  thrust::for_each(thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(map.size()),
+                   RowCopy{thrust::raw_pointer_cast(src.bytes.data()), thrust::raw_pointer_cast(dst.bytes.data()),
+                           thrust::raw_pointer_cast(map.data()), src.row_bytes, scatter});
+}
+
+// Zero rows [from, rows) of a stream.
+void zero_tail(DeviceRows& rows, std::size_t from) {
+  thrust::fill(rows.bytes.begin() + static_cast<std::ptrdiff_t>(from * rows.row_bytes), rows.bytes.end(),
+               static_cast<unsigned char>(0));
+}
+
+// index i of a stream -> packed position: start of its split plus the offset in it.
+struct StreamIndex {
+  const std::int32_t* split_of_row;  // split (within the mode) of each stream row
+  const std::int32_t* stream_offsets;
+  const std::int32_t* split_starts;  // packed position of each split's first row
+  SEQPACK_HOST_DEVICE std::int32_t operator()(std::int32_t i) const {
+    const std::int32_t k = split_of_row[i] - 1;  // upper_bound - 1
+    return split_starts[k] + (i - stream_offsets[k]);
+  }
+};
+
+struct MinusOne {
+  SEQPACK_HOST_DEVICE std::int64_t operator()(std::int32_t k) const { return static_cast<std::int64_t>(k) - 1; }
+};
+
+// Builds one stream's indices and sample ids on the device from its O(splits) offsets.
+void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& starts,
+                   const thrust::device_vector<std::int32_t>& sample_offsets, thrust::device_vector<std::int32_t>& indices,
+                   thrust::device_vector<std::int64_t>& sample_ids) {
+  const std::int32_t n = offsets.back();
+  indices = thrust::device_vector<std::int32_t>(static_cast<std::size_t>(n));
+  sample_ids = thrust::device_vector<std::int64_t>(static_cast<std::size_t>(n));
+  if (n == 0) return;
+  const thrust::device_vector<std::int32_t> d_offsets(offsets.begin(), offsets.end());
+  const thrust::device_vector<std::int32_t> d_starts(starts.begin(), starts.end());
+  // The split of each row: the last split starting at or before it (zero-length
+  // splits share their start with the next one, so upper_bound skips them).
+  thrust::device_vector<std::int32_t> split(static_cast<std::size_t>(n));
+  thrust::upper_bound(d_offsets.begin(), d_offsets.end(), thrust::counting_iterator<std::int32_t>(0),
+                      thrust::counting_iterator<std::int32_t>(n), split.begin());
+  thrust::transform(thrust::counting_iterator<std::int32_t>(0), thrust::counting_iterator<std::int32_t>(n), indices.begin(),
+                    StreamIndex{thrust::raw_pointer_cast(split.data()), thrust::raw_pointer_cast(d_offsets.data()),
+                                thrust::raw_pointer_cast(d_starts.data())});
+  // The sample of each row, the same way over the sample offsets.
+  thrust::upper_bound(sample_offsets.begin(), sample_offsets.end(), indices.begin(), indices.end(), split.begin());
+  thrust::transform(split.begin(), split.end(), sample_ids.begin(), MinusOne{});
+}
+
+std::int64_t padded(std::int64_t n, std::int64_t cp, bool graphs, std::int64_t a, const char* n_field, const char* a_field) {
+  return ref::detail::padded_size(n, cp, graphs, a, n_field, a_field);
+}
+
+void require_unsharded(const DevicePack& pack, const char* what) {
+  if (pack.is_sharded) {
+    throw ref::Error(ref::Errc::sharded_pack, "pack.is_sharded",
+                     std::string(what) + " needs the whole pack, but this one is a context-parallel shard");
+  }
+}
+
+}  // namespace
+
+void set_poison(int byte) { g_poison = byte; }
+
+DeviceRows to_device(const reference::Rows& rows) {
+  DeviceRows d{rows.rows(), rows.row_bytes(), thrust::device_vector<unsigned char>(rows.size_bytes())};
+  if (rows.size_bytes()) {
+    const auto* p = reinterpret_cast<const unsigned char*>(rows.data());
+    thrust::copy(p, p + rows.size_bytes(), d.bytes.begin());
+  }
+  return d;
+}
+
+reference::Rows to_host(const DeviceRows& rows) {
+  reference::Rows h(rows.rows, rows.row_bytes);
+  if (h.size_bytes()) thrust::copy(rows.bytes.begin(), rows.bytes.end(), reinterpret_cast<unsigned char*>(h.data()));
+  return h;
+}
+
+DeviceMetadata prepare_metadata(const reference::Layout& layout) {
+  ref::validate_layout(layout);
+  std::int64_t total = 0;
+  for (const std::int64_t s : layout.sample_lens) {
+    total += s;
+    if (total > kInt32Max) {
+      throw ref::Error(ref::Errc::overflow, "sample_lens", "the batch has more than 2147483647 tokens, past int32");
+    }
+  }
+  DeviceMetadata d;
+  ref::Metadata& m = d.summary;
+  m.sample_lens = layout.sample_lens;
+  m.split_lens = layout.split_lens;
+  m.sample_offsets.push_back(0);
+  for (const std::int64_t s : layout.sample_lens) {
+    m.sample_offsets.push_back(static_cast<std::int32_t>(m.sample_offsets.back() + s));
+    m.max_sample_len = std::max(m.max_sample_len, static_cast<std::int32_t>(s));
+  }
+  // O(splits): per mode, the stream offsets and each split's packed start.
+  std::vector<std::int32_t> causal_starts, full_starts;
+  m.causal_seq_offsets.push_back(0);
+  m.full_only_seq_offsets.push_back(0);
+  std::int32_t pos = 0;
+  for (std::size_t j = 0; j < layout.split_lens.size(); ++j) {
+    const auto len = static_cast<std::int32_t>(layout.split_lens[j]);
+    const bool causal = layout.attn_modes[j] == "causal";
+    m.attn_modes.push_back(causal ? ref::AttnMode::causal : ref::AttnMode::full);
+    (causal ? causal_starts : full_starts).push_back(pos);
+    auto& offsets = causal ? m.causal_seq_offsets : m.full_only_seq_offsets;
+    offsets.push_back(offsets.back() + len);
+    auto& max_len = causal ? m.max_causal_len : m.max_full_len;
+    max_len = std::max(max_len, len);
+    pos += len;
+  }
+  m.num_causal_tokens = m.causal_seq_offsets.back();
+  m.num_full_tokens = m.full_only_seq_offsets.back();
+  const thrust::device_vector<std::int32_t> sample_offsets(m.sample_offsets.begin(), m.sample_offsets.end());
+  expand_stream(m.causal_seq_offsets, causal_starts, sample_offsets, d.causal_indices, d.causal_sample_ids);
+  expand_stream(m.full_only_seq_offsets, full_starts, sample_offsets, d.full_indices, d.full_only_sample_ids);
+  return d;
+}
+
+DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout, const reference::Options& options,
+                      reference::GraphMarks& marks, std::shared_ptr<const DeviceMetadata> prepared) {
+  ref::validate_options(options, marks);
+  std::shared_ptr<const DeviceMetadata> meta;
+  if (prepared) {
+    if (!prepared->summary.matches_layout(layout)) {
+      throw ref::Error(ref::Errc::metadata_mismatch, "prepared_metadata",
+                       "the prepared metadata describes another layout than the one given");
+    }
+    meta = std::move(prepared);
+  } else {
+    ref::validate_layout(layout);
+    std::int64_t sum = 0;
+    for (const std::int64_t len : layout.sample_lens) sum = len > INT64_MAX - sum ? INT64_MAX : sum + len;
+    if (static_cast<std::uint64_t>(sum) != packed.rows) {
+      throw ref::Error(ref::Errc::length_mismatch, "rows",
+                       "the packed sequence has " + std::to_string(packed.rows) + " rows but sample_lens sum to " +
+                           (sum == INT64_MAX ? std::string("more than int64") : std::to_string(sum)));
+    }
+    meta = std::make_shared<const DeviceMetadata>(seqpack::gpu::SEQPACK_GPU_BACKEND::prepare_metadata(layout));
+  }
+  const ref::Metadata& m = meta->summary;
+  if (static_cast<std::int64_t>(packed.rows) != m.num_tokens()) {
+    throw ref::Error(ref::Errc::length_mismatch, "rows",
+                     "the packed sequence has " + std::to_string(packed.rows) + " rows but sample_lens sum to " +
+                         std::to_string(m.num_tokens()));
+  }
+
+  // The lengths (host, O(1)): the same rule as the reference's plan_pack.
+  const std::int64_t cp = options.cp_world_size;
+  const bool graphs = options.pad_for_cuda_graphs;
+  const std::int64_t len_c = m.num_causal_tokens, len_f = m.num_full_tokens;
+  const std::size_t causal_splits = m.causal_seq_offsets.size() - 1, full_splits = m.full_only_seq_offsets.size() - 1;
+  const auto pad_c = [&](std::int64_t n) {
+    return padded(n, cp, graphs, options.causal_seq_alignment, "causal_seq", "options.causal_seq_alignment");
+  };
+  const auto pad_f = [&](std::int64_t n) {
+    return padded(n, cp, graphs, options.full_seq_alignment, "full_only_seq", "options.full_seq_alignment");
+  };
+  bool segment = causal_splits == full_splits && causal_splits > 0;
+  if (segment && options.pad_segment_only_when_padded) segment = graphs || pad_c(len_c) != len_c || pad_f(len_f) != len_f;
+  std::int64_t need_c = pad_c(len_c + (segment ? 1 : 0));
+  std::int64_t need_f = pad_f(len_f + (segment ? 1 : 0));
+  reference::GraphMarks after = marks;
+  if (graphs) {
+    std::int64_t& mc = options.is_image_batch ? after.image_causal : after.video_causal;
+    std::int64_t& mf = options.is_image_batch ? after.image_full : after.video_full;
+    mc = std::max(mc, need_c);
+    mf = std::max(mf, need_f);
+    const char* kind = options.is_image_batch ? "image" : "video";
+    if (mc > kInt32Max) throw ref::Error(ref::Errc::overflow, std::string("graph_bounds.") + kind + ".causal", "graph mark " + std::to_string(mc) + " is used as a length, past int32");
+    if (mf > kInt32Max) throw ref::Error(ref::Errc::overflow, std::string("graph_bounds.") + kind + ".full", "graph mark " + std::to_string(mf) + " is used as a length, past int32");
+    need_c = mc;
+    need_f = mf;
+  }
+  std::optional<reference::PadSegment> seg;
+  if (segment) {
+    if (need_c + need_f > kInt32Max) {
+      throw ref::Error(ref::Errc::overflow, "sample_offsets", "padded streams give a pad-segment sample offset past int32");
+    }
+    if (m.num_samples() != static_cast<std::int64_t>(full_splits)) {
+      throw ref::Error(ref::Errc::pad_segment_pairing, "split_lens",
+                       "a pad segment is due but the layout has " + std::to_string(m.num_samples()) + " samples and " +
+                           std::to_string(full_splits) + " full splits; it needs one full split per sample");
+    }
+    reference::PadSegment p;
+    p.causal_seq_offsets = m.causal_seq_offsets;
+    p.causal_seq_offsets.push_back(static_cast<std::int32_t>(need_c));
+    p.max_causal_len = static_cast<std::int32_t>(std::max<std::int64_t>(m.max_causal_len, need_c - len_c));
+    p.full_only_seq_offsets = m.full_only_seq_offsets;
+    p.full_only_seq_offsets.push_back(static_cast<std::int32_t>(need_f));
+    p.max_full_len = static_cast<std::int32_t>(std::max<std::int64_t>(m.max_full_len, need_f - len_f));
+    p.sample_offsets = m.sample_offsets;
+    p.sample_offsets.push_back(static_cast<std::int32_t>(need_c + need_f));
+    p.max_sample_len =
+        static_cast<std::int32_t>(std::max<std::int64_t>(m.max_sample_len, need_c - len_c + need_f - len_f));
+    seg = std::move(p);
+  }
+
+  DevicePack pack;
+  pack.max_num_tokens = m.num_tokens();
+  pack.causal_seq = output_rows(static_cast<std::size_t>(need_c), packed.row_bytes);
+  pack.full_only_seq = output_rows(static_cast<std::size_t>(need_f), packed.row_bytes);
+  move_rows(packed, pack.causal_seq, meta->causal_indices, false);
+  move_rows(packed, pack.full_only_seq, meta->full_indices, false);
+  zero_tail(pack.causal_seq, static_cast<std::size_t>(len_c));
+  zero_tail(pack.full_only_seq, static_cast<std::size_t>(len_f));
+  const std::int64_t pad_id = m.num_samples();
+  pack.causal_sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(need_c));
+  pack.full_only_sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(need_f));
+  thrust::copy(meta->causal_sample_ids.begin(), meta->causal_sample_ids.end(), pack.causal_sample_ids.begin());
+  thrust::fill(pack.causal_sample_ids.begin() + len_c, pack.causal_sample_ids.end(), pad_id);
+  thrust::copy(meta->full_only_sample_ids.begin(), meta->full_only_sample_ids.end(), pack.full_only_sample_ids.begin());
+  thrust::fill(pack.full_only_sample_ids.begin() + len_f, pack.full_only_sample_ids.end(), pad_id);
+  pack.pad_segment = std::move(seg);
+  pack.meta = std::move(meta);
+  marks = after;
+  return pack;
+}
+
+DeviceRows get_all_seq(const DevicePack& pack) {
+  require_unsharded(pack, "get_all_seq");
+  DeviceRows out = output_rows(static_cast<std::size_t>(pack.meta->summary.num_tokens()), pack.causal_seq.row_bytes);
+  move_rows(pack.causal_seq, out, pack.meta->causal_indices, true);
+  move_rows(pack.full_only_seq, out, pack.meta->full_indices, true);
+  return out;
+}
+
+DeviceAllSeqPadded get_all_seq_padded(const DevicePack& pack) {
+  require_unsharded(pack, "get_all_seq_padded");
+  const ref::Metadata& m = pack.meta->summary;
+  if (!pack.pad_segment) return {get_all_seq(pack), m.sample_offsets, m.max_sample_len};
+  DeviceRows out = output_rows(pack.causal_seq.rows + pack.full_only_seq.rows, pack.causal_seq.row_bytes);
+  move_rows(pack.causal_seq, out, pack.meta->causal_indices, true);
+  move_rows(pack.full_only_seq, out, pack.meta->full_indices, true);
+  zero_tail(out, static_cast<std::size_t>(m.num_tokens()));
+  return {std::move(out), pack.pad_segment->sample_offsets, pack.pad_segment->max_sample_len};
+}
+
+void set_all_seq(DevicePack& pack, const DeviceRows& value) {
+  require_unsharded(pack, "set_all_seq");
+  if (value.rows != static_cast<std::size_t>(pack.meta->summary.num_tokens()) || value.row_bytes != pack.causal_seq.row_bytes) {
+    throw ref::Error(ref::Errc::invalid_argument, "value",
+                     "has " + std::to_string(value.rows) + " rows of " + std::to_string(value.row_bytes) +
+                         " bytes, the pack needs " + std::to_string(pack.meta->summary.num_tokens()) + " of " +
+                         std::to_string(pack.causal_seq.row_bytes));
+  }
+  move_rows(value, pack.causal_seq, pack.meta->causal_indices, false);
+  move_rows(value, pack.full_only_seq, pack.meta->full_indices, false);
+}
+
+DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source) {
+  require_unsharded(source, "from_all_seq on the gpu");
+  if (packed.rows != static_cast<std::size_t>(source.meta->summary.num_tokens())) {
+    throw ref::Error(ref::Errc::invalid_argument, "packed",
+                     "has " + std::to_string(packed.rows) + " rows, the packed sequence has " +
+                         std::to_string(source.meta->summary.num_tokens()));
+  }
+  DevicePack out;
+  out.meta = source.meta;
+  out.max_num_tokens = source.max_num_tokens;
+  out.causal_sample_ids = source.causal_sample_ids;
+  out.full_only_sample_ids = source.full_only_sample_ids;
+  out.pad_segment = source.pad_segment;
+  out.causal_seq = output_rows(source.causal_seq.rows, packed.row_bytes);
+  out.full_only_seq = output_rows(source.full_only_seq.rows, packed.row_bytes);
+  move_rows(packed, out.causal_seq, source.meta->causal_indices, false);
+  move_rows(packed, out.full_only_seq, source.meta->full_indices, false);
+  zero_tail(out.causal_seq, static_cast<std::size_t>(source.meta->summary.num_causal_tokens));
+  zero_tail(out.full_only_seq, static_cast<std::size_t>(source.meta->summary.num_full_tokens));
+  return out;
+}
+
+DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t world_size) {
+  if (world_size < 1) {
+    throw ref::Error(ref::Errc::invalid_option, "cp_world_size", "must be >= 1, got " + std::to_string(world_size));
+  }
+  if (rank < 0 || rank >= world_size) {
+    throw ref::Error(ref::Errc::invalid_argument, "rank",
+                     "must lie in [0, " + std::to_string(world_size) + "), got " + std::to_string(rank));
+  }
+  if (pack.is_sharded) throw ref::Error(ref::Errc::sharded_pack, "pack.is_sharded", "the pack is already a shard");
+  const auto w = static_cast<std::size_t>(world_size);
+  for (const auto& [rows, field] : {std::pair{pack.causal_seq.rows, "causal_seq"}, std::pair{pack.full_only_seq.rows, "full_only_seq"}}) {
+    if (rows % w != 0) {
+      throw ref::Error(ref::Errc::not_divisible, field,
+                       std::to_string(rows) + " padded rows do not split into " + std::to_string(world_size) + " shards");
+    }
+  }
+  const std::size_t lc = pack.causal_seq.rows / w, lf = pack.full_only_seq.rows / w, r = static_cast<std::size_t>(rank);
+  DevicePack local;
+  local.meta = pack.meta;
+  local.max_num_tokens = pack.max_num_tokens;
+  local.pad_segment = pack.pad_segment;
+  local.is_sharded = true;
+  const auto slice = [](const DeviceRows& rows, std::size_t first, std::size_t count) {
+    DeviceRows out = output_rows(count, rows.row_bytes);
+    const auto begin = rows.bytes.begin() + static_cast<std::ptrdiff_t>(first * rows.row_bytes);
+    thrust::copy(begin, begin + static_cast<std::ptrdiff_t>(count * rows.row_bytes), out.bytes.begin());
+    return out;
+  };
+  local.causal_seq = slice(pack.causal_seq, r * lc, lc);
+  local.full_only_seq = slice(pack.full_only_seq, r * lf, lf);
+  local.causal_sample_ids.assign(pack.causal_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * lc),
+                                 pack.causal_sample_ids.begin() + static_cast<std::ptrdiff_t>((r + 1) * lc));
+  local.full_only_sample_ids.assign(pack.full_only_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * lf),
+                                    pack.full_only_sample_ids.begin() + static_cast<std::ptrdiff_t>((r + 1) * lf));
+  local.num_causal_tokens_local = common::num_local_real_tokens(pack.meta->summary.num_causal_tokens, rank, static_cast<std::int64_t>(lc));
+  local.num_full_tokens_local = common::num_local_real_tokens(pack.meta->summary.num_full_tokens, rank, static_cast<std::int64_t>(lf));
+  return local;
+}
+
+DevicePack gather_shards(const std::vector<DevicePack>& shards) {
+  if (shards.empty()) throw ref::Error(ref::Errc::invalid_argument, "shards", "no shards to gather");
+  const DevicePack& first = shards.front();
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    const DevicePack& s = shards[r];
+    if (!s.is_sharded || s.meta != first.meta || s.causal_seq.rows != first.causal_seq.rows ||
+        s.full_only_seq.rows != first.full_only_seq.rows) {
+      throw ref::Error(ref::Errc::invalid_argument, "shards[" + std::to_string(r) + "]",
+                       "is not a shard of the same pack as shards[0]");
+    }
+  }
+  DevicePack whole;
+  whole.meta = first.meta;
+  whole.max_num_tokens = first.max_num_tokens;
+  whole.pad_segment = first.pad_segment;
+  whole.causal_seq = output_rows(first.causal_seq.rows * shards.size(), first.causal_seq.row_bytes);
+  whole.full_only_seq = output_rows(first.full_only_seq.rows * shards.size(), first.full_only_seq.row_bytes);
+  whole.causal_sample_ids.resize(first.causal_sample_ids.size() * shards.size());
+  whole.full_only_sample_ids.resize(first.full_only_sample_ids.size() * shards.size());
+  for (std::size_t r = 0; r < shards.size(); ++r) {
+    const DevicePack& s = shards[r];
+    thrust::copy(s.causal_seq.bytes.begin(), s.causal_seq.bytes.end(),
+                 whole.causal_seq.bytes.begin() + static_cast<std::ptrdiff_t>(r * s.causal_seq.bytes.size()));
+    thrust::copy(s.full_only_seq.bytes.begin(), s.full_only_seq.bytes.end(),
+                 whole.full_only_seq.bytes.begin() + static_cast<std::ptrdiff_t>(r * s.full_only_seq.bytes.size()));
+    thrust::copy(s.causal_sample_ids.begin(), s.causal_sample_ids.end(),
+                 whole.causal_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * s.causal_sample_ids.size()));
+    thrust::copy(s.full_only_sample_ids.begin(), s.full_only_sample_ids.end(),
+                 whole.full_only_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * s.full_only_sample_ids.size()));
+  }
+  return whole;
+}
+
+}  // namespace SEQPACK_GPU_BACKEND
+}  // namespace seqpack::gpu
