@@ -143,7 +143,9 @@ int run_check(std::ostream& out, const CheckOptions& options) {
   struct PortEntry {
     std::string name, command;
   };
-  const std::vector<PortEntry> ports = {{"reference oracle", "'" + options.self + "' oracle"}};
+  const std::vector<PortEntry> ports = {{"reference oracle", "'" + options.self + "' oracle"},
+                                        {"gpu implementation, thrust cpp backend", "'" SEQPACK_GPU_PORT_CPP "'"},
+                                        {"gpu implementation, thrust omp backend", "'" SEQPACK_GPU_PORT_OMP "'"}};
   for (const auto& port : ports) {
     for (const auto profile : {properties::Profile::packer, properties::Profile::strict}) {
       conformance::ConformOptions co;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "seqpack/properties/case_json.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -197,30 +198,58 @@ bool wants(const std::vector<std::string>& views, const char* v) {
   return std::find(views.begin(), views.end(), v) != views.end();
 }
 
-std::string result_or_error(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
-                            Encoding encoding) {
+class ReferenceBuilt : public Built {
+ public:
+  explicit ReferenceBuilt(ref::Pack p) : pack_(std::move(p)) {}
+  const ref::Pack& pack() const override { return pack_; }
+  ref::AllSeqPadded all_seq_padded() const override { return ref::get_all_seq_padded(pack_); }
+  ref::Pack shard(std::int64_t rank, std::int64_t world) const override { return ref::shard_pack(pack_, rank, world); }
+
+ private:
+  ref::Pack pack_;
+};
+
+class ReferenceImplementation : public Implementation {
+ public:
+  std::string name() const override { return "seqpack reference oracle"; }
+  std::unique_ptr<Built> build(const ref::Rows& rows, const properties::Case& c, ref::GraphMarks& marks) const override {
+    return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks));
+  }
+};
+
+std::string result_or_error(const Implementation& impl, const properties::Case& c, const std::string& id,
+                            const std::vector<std::string>& views, Encoding encoding) {
   try {
-    // Everything that can fail is decided before any row is allocated.
-    ref::validate_options(c.options, c.marks);
-    ref::validate_layout(c.layout);
-    std::int64_t sum = 0;
-    for (const std::int64_t s : c.layout.sample_lens) sum = s > INT64_MAX - sum ? INT64_MAX : sum + s;
-    if (c.rows != sum) {
-      throw ref::Error(ref::Errc::length_mismatch, "rows",
-                       "the packed sequence has " + std::to_string(c.rows) + " rows but sample_lens sum to " +
-                           (sum == INT64_MAX ? std::string("more than int64") : std::to_string(sum)));
+    // The reference's checks decide the size before anything is allocated:
+    // a case it rejects with more rows than the limit is answered from them.
+    std::optional<ref::Error> rejected;
+    std::int64_t padded_rows = 0;
+    try {
+      ref::validate_options(c.options, c.marks);
+      ref::validate_layout(c.layout);
+      std::int64_t sum = 0;
+      for (const std::int64_t s : c.layout.sample_lens) sum = s > INT64_MAX - sum ? INT64_MAX : sum + s;
+      if (c.rows != sum) {
+        throw ref::Error(ref::Errc::length_mismatch, "rows",
+                         "the packed sequence has " + std::to_string(c.rows) + " rows but sample_lens sum to " +
+                             (sum == INT64_MAX ? std::string("more than int64") : std::to_string(sum)));
+      }
+      const ref::Metadata meta = ref::prepare_metadata(c.layout);
+      const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
+      padded_rows = shape.causal_len + shape.full_len;
+    } catch (const ref::Error& e) {
+      rejected = e;
     }
-    auto meta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(c.layout));
-    const ref::PackShape shape = ref::plan_pack(*meta, c.rows, c.options, c.marks);
-    if (shape.causal_len + shape.full_len > kMaxOracleRows) {
+    if (rejected && (c.rows < 0 || c.rows > kMaxOracleRows)) throw *rejected;
+    if (padded_rows > kMaxOracleRows) {
       return error_line(id, "too_large",
-                        "padded streams of " + std::to_string(shape.causal_len + shape.full_len) +
-                            " rows exceed the oracle's limit of " + std::to_string(kMaxOracleRows));
+                        "padded streams of " + std::to_string(padded_rows) + " rows exceed the oracle's limit of " +
+                            std::to_string(kMaxOracleRows));
     }
     ref::GraphMarks after = c.marks;
-    const ref::Pack p = ref::build_pack(self_naming_rows(c.rows), c.layout, c.options, after, meta);
+    const std::unique_ptr<Built> built = impl.build(self_naming_rows(c.rows), c, after);
+    const ref::Pack& p = built->pack();
     const ref::Metadata& m = *p.meta;
-
     Writer w;
     w.encoding = encoding;
     w.open().key("type").str("result").key("id").str(id).key("ok").boolean(true);
@@ -247,7 +276,7 @@ std::string result_or_error(const properties::Case& c, const std::string& id, co
     marks(w, after);
     w.key("views").open();
     if (wants(views, "all_seq_padded")) {
-      const ref::AllSeqPadded all = ref::get_all_seq_padded(p);
+      const ref::AllSeqPadded all = built->all_seq_padded();
       w.key("all_seq_padded").open().key("rows").ints(row_names(all.seq));
       w.key("offsets").ints(all.offsets).key("max_len").num(all.max_len).close();
     }
@@ -260,7 +289,7 @@ std::string result_or_error(const properties::Case& c, const std::string& id, co
       } else {
         w.open_list();
         for (std::int64_t r = 0; r < world; ++r) {
-          const ref::Pack s = ref::shard_pack(p, r, world);
+          const ref::Pack s = built->shard(r, world);
           const auto [lc, lf] = ref::get_num_real_tokens(s);
           w.open().key("rank").num(r).key("causal_rows").ints(row_names(s.causal_seq));
           w.key("full_only_rows").ints(row_names(s.full_only_seq));
@@ -338,9 +367,19 @@ const std::vector<std::string>& oracle_views() {
   return views;
 }
 
+const Implementation& reference_implementation() {
+  static const ReferenceImplementation impl;
+  return impl;
+}
+
 std::string result_line(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
                         Encoding encoding) {
-  return result_or_error(c, id, views, encoding);
+  return result_or_error(reference_implementation(), c, id, views, encoding);
+}
+
+std::string result_line(const Implementation& impl, const properties::Case& c, const std::string& id,
+                        const std::vector<std::string>& views, Encoding encoding) {
+  return result_or_error(impl, c, id, views, encoding);
 }
 
 std::string request_line(const properties::Case& c, const std::string& id) { return properties::to_json(c, id); }
@@ -373,7 +412,7 @@ std::string Oracle::handle(const std::string& line) {
         }
       }
       Writer w;
-      w.open().key("type").str("hello").key("protocol").str(kProtocol).key("name").str("seqpack reference oracle");
+      w.open().key("type").str("hello").key("protocol").str(kProtocol).key("name").str(impl_->name());
       if (encoding_ == Encoding::runs) w.key("encoding").str("runs");
       w.key("views").open_list();
       for (const auto& v : oracle_views()) w.str(v);
@@ -387,7 +426,7 @@ std::string Oracle::handle(const std::string& line) {
     } catch (const std::exception& e) {
       return error_line(id, "bad_request", e.what());
     }
-    return result_line(c, id, oracle_views(), encoding_);
+    return result_line(*impl_, c, id, oracle_views(), encoding_);
   } catch (const std::exception& e) {
     return error_line(id, "bad_request", std::string("unexpected: ") + e.what());
   }

@@ -21,7 +21,8 @@ build=$work/build
 # A pristine copy of the sources; mutated files are restored from $src.
 rm -rf "$tree"
 mkdir -p "$tree"
-for part in CMakeLists.txt common reference properties cli tests; do cp -a "$src/$part" "$tree/"; done
+# Everything but build outputs and git data.
+tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf -
 # Fresh mtimes, so that objects a previous run built from a mutant are rebuilt.
 find "$tree" -type f -exec touch {} +
 cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEQPACK_BUILD_CLI=OFF >/dev/null

@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "seqpack/properties/case.hpp"
+#include "seqpack/reference/views.hpp"
 
 namespace seqpack::conformance {
 
@@ -21,23 +23,52 @@ inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 /// `{"runs":[first,count,step,...]}` (an extension a port may choose at hello).
 enum class Encoding { plain, runs };
 
+/// One implementation's built pack, as host data, with the views it computes.
+class Built {
+ public:
+  virtual ~Built() = default;
+  virtual const reference::Pack& pack() const = 0;
+  virtual reference::AllSeqPadded all_seq_padded() const = 0;
+  /// Rank `rank`'s shard; throws reference::Error (not_divisible) as shard_pack.
+  virtual reference::Pack shard(std::int64_t rank, std::int64_t world_size) const = 0;
+};
+
+/// An implementation under conformance: builds a case's pack. Rows are the
+/// protocol's self-naming 4-byte rows. Throws reference::Error for rejected input.
+class Implementation {
+ public:
+  virtual ~Implementation() = default;
+  virtual std::string name() const = 0;
+  virtual std::unique_ptr<Built> build(const reference::Rows& rows, const properties::Case& c,
+                                       reference::GraphMarks& marks) const = 0;
+};
+
+/// The reference as an implementation.
+const Implementation& reference_implementation();
+
 /// Every optional view the oracle computes.
 const std::vector<std::string>& oracle_views();
 
 /// The reference's result for a case as one JSON line, with only `views`.
 std::string result_line(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
                         Encoding encoding = Encoding::plain);
+/// The same for another implementation. Cases past the oracle's row limit are
+/// answered by the reference's checks (nothing is allocated for them).
+std::string result_line(const Implementation& impl, const properties::Case& c, const std::string& id,
+                        const std::vector<std::string>& views, Encoding encoding);
 
 /// The oracle's side of a session: answers hello (choosing the runs encoding
 /// when the runner offers it and `allow_runs`) and cases.
 class Oracle {
  public:
-  explicit Oracle(bool allow_runs = true) : allow_runs_(allow_runs) {}
+  explicit Oracle(bool allow_runs = true, const Implementation& impl = reference_implementation())
+      : allow_runs_(allow_runs), impl_(&impl) {}
   /// The answer to one request line. Never throws.
   std::string handle(const std::string& line);
 
  private:
   bool allow_runs_;
+  const Implementation* impl_;
   Encoding encoding_ = Encoding::plain;
 };
 
