@@ -8,6 +8,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
@@ -111,6 +112,11 @@ RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
   RC_ASSERT(gpu::to_host(g.causal_seq) == r.causal_seq);
   RC_ASSERT(gpu::to_host(g.full_only_seq) == r.full_only_seq);
   poison();
+  const ref::Pack rz = ref::zeros_like(r, 3);
+  const gpu::DevicePack gz = gpu::zeros_like(g, 3);
+  RC_ASSERT(gpu::to_host(gz.causal_seq) == rz.causal_seq);
+  RC_ASSERT(gpu::to_host(gz.full_only_seq) == rz.full_only_seq);
+  poison();
   const ref::Pack rf = ref::from_all_seq(value, r);
   const gpu::DevicePack gf = gpu::from_all_seq(gpu::to_device(value), g);
   RC_ASSERT(gpu::to_host(gf.causal_seq) == rf.causal_seq);
@@ -145,6 +151,51 @@ RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
   poison();
   const gpu::DevicePack whole = gpu::gather_shards(shards);
   expect_same_pack(r, whole);
+  // from_all_seq on a shard: [local causal ; local full] split at the causal length.
+  const ref::Pack r0 = ref::shard_pack(r, 0, world);
+  ref::Rows joined = ref::Rows(r0.causal_seq.rows() + r0.full_only_seq.rows(), r0.causal_seq.row_bytes());
+  if (joined.size_bytes()) {
+    std::memcpy(joined.data(), r0.causal_seq.data(), r0.causal_seq.size_bytes());
+    std::memcpy(joined.data() + r0.causal_seq.size_bytes(), r0.full_only_seq.data(), r0.full_only_seq.size_bytes());
+  }
+  poison();
+  const gpu::DevicePack g0 = gpu::from_all_seq(gpu::to_device(joined), shards[0]);
+  const ref::Pack rf0 = ref::from_all_seq(joined, r0);
+  RC_ASSERT(gpu::to_host(g0.causal_seq) == rf0.causal_seq);
+  RC_ASSERT(gpu::to_host(g0.full_only_seq) == rf0.full_only_seq);
+}
+
+RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
+  const sp::Case c = *sp::gen_packer_case();
+  auto both = build_both(c);
+  RC_ASSERT(both.has_value());
+  auto& [r, g] = *both;
+  const bool mrope = *rc::gen::arbitrary<bool>();
+  ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(c.rows), {}};
+  ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
+  const gpu::DevicePositionIds d = gpu::to_device(ids);
+  poison();
+  RC_ASSERT(gpu::to_host(gpu::get_und_position_ids(d, g)) == ref::get_und_position_ids(ids, r));
+  poison();
+  RC_ASSERT(gpu::to_host(gpu::get_gen_position_ids(d, g)) == ref::get_gen_position_ids(ids, r));
+  const std::int64_t world = c.options.cp_world_size;
+  for (std::int64_t rank = 0; rank < world; ++rank) {
+    std::string r_error, g_error;
+    std::optional<ref::PositionIds> rs;
+    try {
+      rs = ref::shard_position_ids(ids, r, rank, world);
+    } catch (const ref::Error& e) {
+      r_error = ref::to_string(e.code());
+    }
+    poison();
+    try {
+      const auto gs = gpu::to_host(gpu::shard_position_ids(d, g, rank, world));
+      if (rs) RC_ASSERT(gs == *rs);
+    } catch (const ref::Error& e) {
+      g_error = ref::to_string(e.code());
+    }
+    RC_ASSERT(g_error == r_error);
+  }
 }
 
 }  // namespace

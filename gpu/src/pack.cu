@@ -328,24 +328,27 @@ void set_all_seq(DevicePack& pack, const DeviceRows& value) {
 }
 
 DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source) {
-  require_unsharded(source, "from_all_seq on the gpu");
+  if (source.is_sharded) {
+    // A shard's rows arrive as [local causal ; local full], split at the local causal length.
+    if (packed.rows != source.causal_seq.rows + source.full_only_seq.rows) {
+      throw ref::Error(ref::Errc::invalid_argument, "packed",
+                       "has " + std::to_string(packed.rows) + " rows, the local shard has " +
+                           std::to_string(source.causal_seq.rows + source.full_only_seq.rows));
+    }
+    DevicePack out = zeros_like(source, packed.row_bytes);
+    const auto split = packed.bytes.begin() + static_cast<std::ptrdiff_t>(source.causal_seq.rows * packed.row_bytes);
+    thrust::copy(packed.bytes.begin(), split, out.causal_seq.bytes.begin());
+    thrust::copy(split, packed.bytes.end(), out.full_only_seq.bytes.begin());
+    return out;
+  }
   if (packed.rows != static_cast<std::size_t>(source.meta->summary.num_tokens())) {
     throw ref::Error(ref::Errc::invalid_argument, "packed",
                      "has " + std::to_string(packed.rows) + " rows, the packed sequence has " +
                          std::to_string(source.meta->summary.num_tokens()));
   }
-  DevicePack out;
-  out.meta = source.meta;
-  out.max_num_tokens = source.max_num_tokens;
-  out.causal_sample_ids = source.causal_sample_ids;
-  out.full_only_sample_ids = source.full_only_sample_ids;
-  out.pad_segment = source.pad_segment;
-  out.causal_seq = output_rows(source.causal_seq.rows, packed.row_bytes);
-  out.full_only_seq = output_rows(source.full_only_seq.rows, packed.row_bytes);
+  DevicePack out = zeros_like(source, packed.row_bytes);
   move_rows(packed, out.causal_seq, source.meta->causal_indices, false);
   move_rows(packed, out.full_only_seq, source.meta->full_indices, false);
-  zero_tail(out.causal_seq, static_cast<std::size_t>(source.meta->summary.num_causal_tokens));
-  zero_tail(out.full_only_seq, static_cast<std::size_t>(source.meta->summary.num_full_tokens));
   return out;
 }
 
@@ -386,6 +389,109 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
   local.num_causal_tokens_local = common::num_local_real_tokens(pack.meta->summary.num_causal_tokens, rank, static_cast<std::int64_t>(lc));
   local.num_full_tokens_local = common::num_local_real_tokens(pack.meta->summary.num_full_tokens, rank, static_cast<std::int64_t>(lf));
   return local;
+}
+
+DevicePack zeros_like(const DevicePack& source, std::optional<std::size_t> row_bytes) {
+  DevicePack out;
+  out.meta = source.meta;
+  out.max_num_tokens = source.max_num_tokens;
+  out.causal_sample_ids = source.causal_sample_ids;
+  out.full_only_sample_ids = source.full_only_sample_ids;
+  out.pad_segment = source.pad_segment;
+  out.is_sharded = source.is_sharded;
+  out.num_causal_tokens_local = source.num_causal_tokens_local;
+  out.num_full_tokens_local = source.num_full_tokens_local;
+  out.causal_seq = output_rows(source.causal_seq.rows, row_bytes.value_or(source.causal_seq.row_bytes));
+  out.full_only_seq = output_rows(source.full_only_seq.rows, row_bytes.value_or(source.full_only_seq.row_bytes));
+  zero_tail(out.causal_seq, 0);
+  zero_tail(out.full_only_seq, 0);
+  return out;
+}
+
+DevicePositionIds to_device(const reference::PositionIds& ids) {
+  return {ids.two_dimensional, ids.axes, ids.len, thrust::device_vector<std::int64_t>(ids.values.begin(), ids.values.end())};
+}
+
+reference::PositionIds to_host(const DevicePositionIds& ids) {
+  reference::PositionIds h{ids.two_dimensional, ids.axes, ids.len, std::vector<std::int64_t>(ids.values.size())};
+  thrust::copy(ids.values.begin(), ids.values.end(), h.values.begin());
+  return h;
+}
+
+namespace {
+
+// out[a][i] = ids[a][index[first + i]] for i < count, or 0 past the index array
+// (the padding of a stream), as position ids are sliced per shard.
+struct GatherIds {
+  const std::int64_t* ids;
+  const std::int32_t* index;
+  std::size_t len, index_size, first, count;
+  SEQPACK_HOST_DEVICE std::int64_t operator()(std::size_t k) const {
+    const std::size_t a = k / count, i = first + k % count;
+    return i < index_size ? ids[a * len + static_cast<std::size_t>(index[i])] : 0;
+  }
+};
+
+DevicePositionIds gather_ids(const DevicePositionIds& ids, const DevicePack& pack,
+                             const thrust::device_vector<std::int32_t>& index, std::size_t first, std::size_t count,
+                             const char* what) {
+  require_unsharded(pack, what);
+  if (!ids.two_dimensional && ids.axes != 1) {
+    throw ref::Error(ref::Errc::invalid_argument, "position_ids.axes", "1-D position ids have one axis, got " + std::to_string(ids.axes));
+  }
+  if (ids.values.size() != ids.axes * ids.len || ids.len != static_cast<std::size_t>(pack.meta->summary.num_tokens())) {
+    throw ref::Error(ref::Errc::invalid_argument, "position_ids.len",
+                     "has " + std::to_string(ids.len) + " positions for " + std::to_string(pack.meta->summary.num_tokens()) +
+                         " packed tokens");
+  }
+  DevicePositionIds out{ids.two_dimensional, ids.axes, count, output_ids<std::int64_t>(ids.axes * count)};
+  if (!out.values.empty()) {
+    thrust::transform(thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(out.values.size()),
+                      out.values.begin(),
+                      GatherIds{thrust::raw_pointer_cast(ids.values.data()), thrust::raw_pointer_cast(index.data()), ids.len,
+                                index.size(), first, count});
+  }
+  return out;
+}
+
+}  // namespace
+
+DevicePositionIds get_und_position_ids(const DevicePositionIds& ids, const DevicePack& pack) {
+  return gather_ids(ids, pack, pack.meta->causal_indices, 0, pack.meta->causal_indices.size(), "get_und_position_ids");
+}
+
+DevicePositionIds get_gen_position_ids(const DevicePositionIds& ids, const DevicePack& pack) {
+  return gather_ids(ids, pack, pack.meta->full_indices, 0, pack.meta->full_indices.size(), "get_gen_position_ids");
+}
+
+DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DevicePack& pack, std::int64_t rank,
+                                     std::int64_t world_size) {
+  if (world_size < 1) {
+    throw ref::Error(ref::Errc::invalid_option, "cp_world_size", "must be >= 1, got " + std::to_string(world_size));
+  }
+  if (rank < 0 || rank >= world_size) {
+    throw ref::Error(ref::Errc::invalid_argument, "rank",
+                     "must lie in [0, " + std::to_string(world_size) + "), got " + std::to_string(rank));
+  }
+  const auto w = static_cast<std::size_t>(world_size), r = static_cast<std::size_t>(rank);
+  for (const auto& [rows, field] : {std::pair{pack.causal_seq.rows, "causal_seq"}, std::pair{pack.full_only_seq.rows, "full_only_seq"}}) {
+    if (rows % w != 0) {
+      throw ref::Error(ref::Errc::not_divisible, field,
+                       std::to_string(rows) + " padded rows do not split into " + std::to_string(world_size) + " shards");
+    }
+  }
+  const std::size_t lc = pack.causal_seq.rows / w, lf = pack.full_only_seq.rows / w;
+  const DevicePositionIds und = gather_ids(ids, pack, pack.meta->causal_indices, r * lc, lc, "shard_position_ids");
+  const DevicePositionIds gen = gather_ids(ids, pack, pack.meta->full_indices, r * lf, lf, "shard_position_ids");
+  // [causal shard ; full shard] per axis.
+  DevicePositionIds out{ids.two_dimensional, ids.axes, lc + lf, output_ids<std::int64_t>(ids.axes * (lc + lf))};
+  for (std::size_t a = 0; a < ids.axes; ++a) {
+    thrust::copy(und.values.begin() + static_cast<std::ptrdiff_t>(a * lc), und.values.begin() + static_cast<std::ptrdiff_t>((a + 1) * lc),
+                 out.values.begin() + static_cast<std::ptrdiff_t>(a * (lc + lf)));
+    thrust::copy(gen.values.begin() + static_cast<std::ptrdiff_t>(a * lf), gen.values.begin() + static_cast<std::ptrdiff_t>((a + 1) * lf),
+                 out.values.begin() + static_cast<std::ptrdiff_t>(a * (lc + lf) + lc));
+  }
+  return out;
 }
 
 DevicePack gather_shards(const std::vector<DevicePack>& shards) {

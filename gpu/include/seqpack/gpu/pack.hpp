@@ -36,6 +36,29 @@ void set_all_seq(DevicePack& pack, const DeviceRows& value);
 /// Gathers packed rows into streams zero-padded to `source`'s lengths.
 DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source);
 
+/// A pack with `source`'s metadata and zero streams of the same lengths;
+/// `row_bytes` changes the row width. As reference::zeros_like.
+DevicePack zeros_like(const DevicePack& source, std::optional<std::size_t> row_bytes = std::nullopt);
+
+/// Position ids on the device: `values` holds `axes` rows of `len` ids
+/// (row-major); 1-D ids have one axis.
+struct DevicePositionIds {
+  bool two_dimensional = false;
+  std::size_t axes = 1;
+  std::size_t len = 0;
+  thrust::device_vector<std::int64_t> values;
+};
+DevicePositionIds to_device(const reference::PositionIds& ids);
+reference::PositionIds to_host(const DevicePositionIds& ids);
+
+/// As reference::get_und_position_ids / get_gen_position_ids: a gather along the last axis.
+DevicePositionIds get_und_position_ids(const DevicePositionIds& ids, const DevicePack& pack);
+DevicePositionIds get_gen_position_ids(const DevicePositionIds& ids, const DevicePack& pack);
+
+/// As reference::shard_position_ids.
+DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DevicePack& pack, std::int64_t rank,
+                                     std::int64_t world_size);
+
 /// Rank `rank`'s contiguous shard; as reference::shard_pack.
 DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t world_size);
 
