@@ -1,0 +1,130 @@
+// Benchmarks of the data path and the metadata building: the reference, this
+// build's GPU backend (Thrust CPP or OMP), and memcpy of the same bytes as the
+// baseline, in one run. bench/run.sh turns the results into ratios.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "seqpack/gpu/pack.hpp"
+#include "seqpack/reference/reference.hpp"
+
+namespace {
+
+namespace ref = seqpack::reference;
+namespace gpu = seqpack::gpu;
+
+struct Config {
+  const char* name;
+  int samples;
+  std::int64_t causal, full;  // per sample
+  std::size_t row_bytes;
+};
+
+// The shapes: rows of 256, 64 and 8 float32.
+const Config kConfigs[] = {
+    {"8x(300+4000)x1024B", 8, 300, 4000, 1024},
+    {"64x(200+2000)x256B", 64, 200, 2000, 256},
+    {"1x(12+100)x32B", 1, 12, 100, 32},
+};
+
+ref::Layout layout_of(const Config& c) {
+  ref::Layout l;
+  std::int64_t pos = 0;
+  for (int s = 0; s < c.samples; ++s) {
+    l.sample_lens.push_back(c.causal + c.full);
+    l.split_lens.insert(l.split_lens.end(), {c.causal, c.full});
+    l.attn_modes.insert(l.attn_modes.end(), {"causal", "full"});
+    for (std::int64_t i = 0; i < c.causal; ++i) l.und_token_indexes.push_back(pos + i);
+    pos += c.causal + c.full;
+  }
+  return l;
+}
+
+ref::Rows rows_of(const Config& c) {
+  ref::Rows r(static_cast<std::size_t>(c.samples * (c.causal + c.full)), c.row_bytes);
+  for (std::size_t i = 0; i < r.size_bytes(); ++i) r.data()[i] = static_cast<std::byte>(i * 131 + 7);
+  return r;
+}
+
+ref::Options options() {
+  ref::Options o;
+  o.full_seq_alignment = o.causal_seq_alignment = 128;
+  return o;
+}
+
+void Memcpy(benchmark::State& state, const Config& c) {
+  const ref::Rows in = rows_of(c);
+  ref::Rows out(in.rows(), in.row_bytes());
+  for (auto _ : state) {
+    std::memcpy(out.data(), in.data(), in.size_bytes());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.size_bytes()));
+}
+
+void PackReference(benchmark::State& state, const Config& c) {
+  const ref::Rows in = rows_of(c);
+  const auto meta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(layout_of(c)));
+  const ref::Layout l = layout_of(c);
+  for (auto _ : state) {
+    ref::GraphMarks m;
+    benchmark::DoNotOptimize(ref::build_pack(in, l, options(), m, meta));
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.size_bytes()));
+}
+
+void PackGpu(benchmark::State& state, const Config& c) {
+  const gpu::DeviceRows in = gpu::to_device(rows_of(c));
+  const ref::Layout l = layout_of(c);
+  const auto meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(l));
+  for (auto _ : state) {
+    ref::GraphMarks m;
+    benchmark::DoNotOptimize(gpu::build_pack(in, l, options(), m, meta));
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.bytes.size()));
+}
+
+void GetAllSeqReference(benchmark::State& state, const Config& c) {
+  ref::GraphMarks m;
+  const ref::Pack p = ref::build_pack(rows_of(c), layout_of(c), options(), m);
+  for (auto _ : state) benchmark::DoNotOptimize(ref::get_all_seq(p));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * rows_of(c).size_bytes()));
+}
+
+void GetAllSeqGpu(benchmark::State& state, const Config& c) {
+  ref::GraphMarks m;
+  const gpu::DevicePack p = gpu::build_pack(gpu::to_device(rows_of(c)), layout_of(c), options(), m);
+  for (auto _ : state) benchmark::DoNotOptimize(gpu::get_all_seq(p));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * rows_of(c).size_bytes()));
+}
+
+void MetadataReference(benchmark::State& state, const Config& c) {
+  const ref::Layout l = layout_of(c);
+  for (auto _ : state) benchmark::DoNotOptimize(ref::prepare_metadata(l));
+}
+
+void MetadataGpu(benchmark::State& state, const Config& c) {
+  const ref::Layout l = layout_of(c);
+  for (auto _ : state) benchmark::DoNotOptimize(gpu::prepare_metadata(l));
+}
+
+const bool registered = [] {
+  for (const Config& c : kConfigs) {
+    const std::string n = c.name;
+    benchmark::RegisterBenchmark(("memcpy/" + n).c_str(), Memcpy, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("pack/reference/" + n).c_str(), PackReference, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("pack/gpu/" + n).c_str(), PackGpu, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("get_all_seq/reference/" + n).c_str(), GetAllSeqReference, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("get_all_seq/gpu/" + n).c_str(), GetAllSeqGpu, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("metadata/reference/" + n).c_str(), MetadataReference, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("metadata/gpu/" + n).c_str(), MetadataGpu, c)->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();
