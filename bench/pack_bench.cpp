@@ -3,6 +3,8 @@
 // baseline, in one run. bench/run.sh turns the results into ratios.
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -127,4 +129,14 @@ const bool registered = [] {
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // Freed buffers stay in the heap, as a caching allocator keeps them in
+  // training: otherwise every call's fresh mmap'd pages (page faults and
+  // kernel zeroing, slow in this VM) dominate the data path.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -2,7 +2,8 @@
 // it for CUDA, g++ for Thrust's CPP and OMP host backends (src/backend_*.cpp
 // include this file). Host work is O(splits); every O(tokens) array and every
 // row moves on the device.
-#include <thrust/binary_search.h>
+#include <thrust/scan.h>
+#include <thrust/scatter.h>
 #include <thrust/copy.h>
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
@@ -86,42 +87,55 @@ void zero_tail(DeviceRows& rows, std::size_t from) {
                static_cast<unsigned char>(0));
 }
 
-// index i of a stream -> packed position: start of its split plus the offset in it.
-struct StreamIndex {
-  const std::int32_t* split_of_row;  // split (within the mode) of each stream row
+// Stream row i of split k (k from the scan below) -> its packed position and sample.
+struct StreamRow {
+  const std::int32_t* split_of_row;
   const std::int32_t* stream_offsets;
-  const std::int32_t* split_starts;  // packed position of each split's first row
-  SEQPACK_HOST_DEVICE std::int32_t operator()(std::int32_t i) const {
-    const std::int32_t k = split_of_row[i] - 1;  // upper_bound - 1
-    return split_starts[k] + (i - stream_offsets[k]);
+  const std::int32_t* split_starts;   // packed position of each split's first row
+  const std::int64_t* split_samples;  // the sample each split lies in
+  std::int32_t* indices;
+  std::int64_t* sample_ids;
+  SEQPACK_HOST_DEVICE void operator()(std::int32_t i) const {
+    const std::int32_t k = split_of_row[i];
+    indices[i] = split_starts[k] + (i - stream_offsets[k]);
+    sample_ids[i] = split_samples[k];
   }
 };
 
-struct MinusOne {
-  SEQPACK_HOST_DEVICE std::int64_t operator()(std::int32_t k) const { return static_cast<std::int64_t>(k) - 1; }
+struct Max {
+  SEQPACK_HOST_DEVICE std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a > b ? a : b; }
 };
 
-// Builds one stream's indices and sample ids on the device from its O(splits) offsets.
+// Builds one stream's indices and sample ids on the device from its O(splits)
+// tables, in linear passes: each non-empty split's number is scattered to its
+// first row, a max-scan carries it over the split's rows, and a transform
+// turns (split, row) into the packed position and the sample.
 void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& starts,
-                   const thrust::device_vector<std::int32_t>& sample_offsets, thrust::device_vector<std::int32_t>& indices,
+                   const std::vector<std::int64_t>& samples, thrust::device_vector<std::int32_t>& indices,
                    thrust::device_vector<std::int64_t>& sample_ids) {
   const std::int32_t n = offsets.back();
   indices = thrust::device_vector<std::int32_t>(static_cast<std::size_t>(n));
   sample_ids = thrust::device_vector<std::int64_t>(static_cast<std::size_t>(n));
   if (n == 0) return;
+  std::vector<std::int32_t> firsts, numbers;  // non-empty splits only
+  for (std::size_t k = 0; k + 1 < offsets.size(); ++k) {
+    if (offsets[k + 1] > offsets[k]) {
+      firsts.push_back(offsets[k]);
+      numbers.push_back(static_cast<std::int32_t>(k));
+    }
+  }
   const thrust::device_vector<std::int32_t> d_offsets(offsets.begin(), offsets.end());
   const thrust::device_vector<std::int32_t> d_starts(starts.begin(), starts.end());
-  // The split of each row: the last split starting at or before it (zero-length
-  // splits share their start with the next one, so upper_bound skips them).
-  thrust::device_vector<std::int32_t> split(static_cast<std::size_t>(n));
-  thrust::upper_bound(d_offsets.begin(), d_offsets.end(), thrust::counting_iterator<std::int32_t>(0),
-                      thrust::counting_iterator<std::int32_t>(n), split.begin());
-  thrust::transform(thrust::counting_iterator<std::int32_t>(0), thrust::counting_iterator<std::int32_t>(n), indices.begin(),
-                    StreamIndex{thrust::raw_pointer_cast(split.data()), thrust::raw_pointer_cast(d_offsets.data()),
-                                thrust::raw_pointer_cast(d_starts.data())});
-  // The sample of each row, the same way over the sample offsets.
-  thrust::upper_bound(sample_offsets.begin(), sample_offsets.end(), indices.begin(), indices.end(), split.begin());
-  thrust::transform(split.begin(), split.end(), sample_ids.begin(), MinusOne{});
+  const thrust::device_vector<std::int64_t> d_samples(samples.begin(), samples.end());
+  const thrust::device_vector<std::int32_t> d_firsts(firsts.begin(), firsts.end());
+  const thrust::device_vector<std::int32_t> d_numbers(numbers.begin(), numbers.end());
+  thrust::device_vector<std::int32_t> split(static_cast<std::size_t>(n), 0);
+  thrust::scatter(d_numbers.begin(), d_numbers.end(), d_firsts.begin(), split.begin());
+  thrust::inclusive_scan(split.begin(), split.end(), split.begin(), Max{});
+  thrust::for_each(thrust::counting_iterator<std::int32_t>(0), thrust::counting_iterator<std::int32_t>(n),
+                   StreamRow{thrust::raw_pointer_cast(split.data()), thrust::raw_pointer_cast(d_offsets.data()),
+                             thrust::raw_pointer_cast(d_starts.data()), thrust::raw_pointer_cast(d_samples.data()),
+                             thrust::raw_pointer_cast(indices.data()), thrust::raw_pointer_cast(sample_ids.data())});
 }
 
 std::int64_t padded(std::int64_t n, std::int64_t cp, bool graphs, std::int64_t a, const char* n_field, const char* a_field) {
@@ -172,8 +186,11 @@ DeviceMetadata prepare_metadata(const reference::Layout& layout) {
     m.sample_offsets.push_back(static_cast<std::int32_t>(m.sample_offsets.back() + s));
     m.max_sample_len = std::max(m.max_sample_len, static_cast<std::int32_t>(s));
   }
-  // O(splits): per mode, the stream offsets and each split's packed start.
+  // O(splits): per mode, the stream offsets, each split's packed start and its
+  // sample (splits tile the samples, so a non-empty split lies in one).
   std::vector<std::int32_t> causal_starts, full_starts;
+  std::vector<std::int64_t> causal_samples, full_samples;
+  std::size_t sample = 0;
   m.causal_seq_offsets.push_back(0);
   m.full_only_seq_offsets.push_back(0);
   std::int32_t pos = 0;
@@ -182,6 +199,10 @@ DeviceMetadata prepare_metadata(const reference::Layout& layout) {
     const bool causal = layout.attn_modes[j] == "causal";
     m.attn_modes.push_back(causal ? ref::AttnMode::causal : ref::AttnMode::full);
     (causal ? causal_starts : full_starts).push_back(pos);
+    if (len > 0) {
+      while (m.sample_offsets[sample + 1] <= pos) ++sample;
+    }
+    (causal ? causal_samples : full_samples).push_back(static_cast<std::int64_t>(sample));
     auto& offsets = causal ? m.causal_seq_offsets : m.full_only_seq_offsets;
     offsets.push_back(offsets.back() + len);
     auto& max_len = causal ? m.max_causal_len : m.max_full_len;
@@ -190,9 +211,8 @@ DeviceMetadata prepare_metadata(const reference::Layout& layout) {
   }
   m.num_causal_tokens = m.causal_seq_offsets.back();
   m.num_full_tokens = m.full_only_seq_offsets.back();
-  const thrust::device_vector<std::int32_t> sample_offsets(m.sample_offsets.begin(), m.sample_offsets.end());
-  expand_stream(m.causal_seq_offsets, causal_starts, sample_offsets, d.causal_indices, d.causal_sample_ids);
-  expand_stream(m.full_only_seq_offsets, full_starts, sample_offsets, d.full_indices, d.full_only_sample_ids);
+  expand_stream(m.causal_seq_offsets, causal_starts, causal_samples, d.causal_indices, d.causal_sample_ids);
+  expand_stream(m.full_only_seq_offsets, full_starts, full_samples, d.full_indices, d.full_only_sample_ids);
   return d;
 }
 
@@ -414,7 +434,7 @@ DevicePositionIds to_device(const reference::PositionIds& ids) {
 
 reference::PositionIds to_host(const DevicePositionIds& ids) {
   reference::PositionIds h{ids.two_dimensional, ids.axes, ids.len, std::vector<std::int64_t>(ids.values.size())};
-  thrust::copy(ids.values.begin(), ids.values.end(), h.values.begin());
+  if (!ids.values.empty()) thrust::copy(ids.values.begin(), ids.values.end(), h.values.begin());
   return h;
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the benchmarks of each GPU host backend and times the original module's
+# metadata building in the same run, then prints ratios:
+#   data path: time / memcpy of the same bytes (lower is better, 1.0 = memcpy)
+#   metadata:  original's time / ours (higher is better)
+#   bench/run.sh [BUILD_DIR]   (default build/default; ../shared/spec for the original)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build/default}
+original=$here/../../shared/spec/000_a9109b401b6808be.txt
+tmp=$(mktemp -d)
+for backend in cpp omp; do
+  "$build/bench/pack_bench_$backend" --benchmark_min_time=0.3 --benchmark_format=json >"$tmp/$backend.json" 2>/dev/null
+done
+if [[ -f "$original" ]] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  /usr/bin/python3 "$here/original_metadata.py" "$original" >"$tmp/original.json"
+else
+  echo '{}' >"$tmp/original.json"
+  echo "note: the original module or Debian's torch is missing; no metadata ratio" >&2
+fi
+python3 - "$tmp" <<'PY'
+import json, sys, os
+tmp = sys.argv[1]
+orig = json.load(open(os.path.join(tmp, "original.json")))
+print("| backend | shape | op | implementation | time (us) | ratio |")
+print("| --- | --- | --- | --- | --- | --- |")
+for backend in ("cpp", "omp"):
+    runs = {b["name"]: b["real_time"] for b in json.load(open(os.path.join(tmp, backend + ".json")))["benchmarks"]}
+    for shape in ("8x(300+4000)x1024B", "64x(200+2000)x256B", "1x(12+100)x32B"):
+        base = runs["memcpy/" + shape]
+        print(f"| {backend} | {shape} | memcpy | - | {base:.1f} | 1.00x |")
+        for op in ("pack", "get_all_seq"):
+            for impl in ("reference", "gpu"):
+                t = runs[f"{op}/{impl}/{shape}"]
+                print(f"| {backend} | {shape} | {op} | {impl} | {t:.1f} | {t / base:.2f}x memcpy |")
+        for impl in ("reference", "gpu"):
+            t = runs[f"metadata/{impl}/{shape}"]
+            ratio = f"{orig[shape] * 1e6 / t:.0f}x faster than the original ({orig[shape] * 1e6:.0f} us)" if shape in orig else "-"
+            print(f"| {backend} | {shape} | metadata | {impl} | {t:.1f} | {ratio} |")
+PY
+rm -rf "$tmp"
