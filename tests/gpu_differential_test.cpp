@@ -21,22 +21,16 @@ namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
 namespace sp = seqpack::properties;
 
-template <typename T>
-std::vector<T> host(const thrust::device_vector<T>& v) {
-  std::vector<T> out(v.size());
-  if (!v.empty()) thrust::copy(v.begin(), v.end(), out.begin());  // an empty vector's begin() is null
-  return out;
-}
 
 void poison() { gpu::set_poison(*rc::gen::inRange(0, 256)); }
 
 void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
   const ref::Metadata& m = *r.meta;
   const ref::Metadata& s = g.meta->summary;
-  RC_ASSERT(host(g.meta->causal_indices) == m.causal_indices);
-  RC_ASSERT(host(g.meta->full_indices) == m.full_indices);
-  RC_ASSERT(host(g.meta->causal_sample_ids) == m.causal_sample_ids);
-  RC_ASSERT(host(g.meta->full_only_sample_ids) == m.full_only_sample_ids);
+  RC_ASSERT(gpu::to_host_vector(g.meta->causal_indices) == m.causal_indices);
+  RC_ASSERT(gpu::to_host_vector(g.meta->full_indices) == m.full_indices);
+  RC_ASSERT(gpu::to_host_vector(g.meta->causal_sample_ids) == m.causal_sample_ids);
+  RC_ASSERT(gpu::to_host_vector(g.meta->full_only_sample_ids) == m.full_only_sample_ids);
   RC_ASSERT(s.sample_offsets == m.sample_offsets);
   RC_ASSERT(s.causal_seq_offsets == m.causal_seq_offsets);
   RC_ASSERT(s.full_only_seq_offsets == m.full_only_seq_offsets);
@@ -48,8 +42,8 @@ void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
   RC_ASSERT(g.max_num_tokens == r.max_num_tokens);
   RC_ASSERT(gpu::to_host(g.causal_seq) == r.causal_seq);
   RC_ASSERT(gpu::to_host(g.full_only_seq) == r.full_only_seq);
-  RC_ASSERT(host(g.causal_sample_ids) == r.causal_sample_ids);
-  RC_ASSERT(host(g.full_only_sample_ids) == r.full_only_sample_ids);
+  RC_ASSERT(gpu::to_host_vector(g.causal_sample_ids) == r.causal_sample_ids);
+  RC_ASSERT(gpu::to_host_vector(g.full_only_sample_ids) == r.full_only_sample_ids);
   RC_ASSERT(g.pad_segment == r.pad_segment);
   RC_ASSERT(g.is_sharded == r.is_sharded);
   RC_ASSERT(g.num_causal_tokens_local == r.num_causal_tokens_local);

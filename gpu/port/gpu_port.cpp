@@ -13,12 +13,6 @@ namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
 namespace sc = seqpack::conformance;
 
-template <typename T>
-std::vector<T> host(const thrust::device_vector<T>& v) {
-  std::vector<T> out(v.size());
-  if (!v.empty()) thrust::copy(v.begin(), v.end(), out.begin());  // an empty vector's begin() is null
-  return out;
-}
 
 ref::Pack to_host_pack(const gpu::DevicePack& d, std::shared_ptr<const ref::Metadata> meta) {
   ref::Pack p;
@@ -26,8 +20,8 @@ ref::Pack to_host_pack(const gpu::DevicePack& d, std::shared_ptr<const ref::Meta
   p.max_num_tokens = d.max_num_tokens;
   p.causal_seq = gpu::to_host(d.causal_seq);
   p.full_only_seq = gpu::to_host(d.full_only_seq);
-  p.causal_sample_ids = host(d.causal_sample_ids);
-  p.full_only_sample_ids = host(d.full_only_sample_ids);
+  p.causal_sample_ids = gpu::to_host_vector(d.causal_sample_ids);
+  p.full_only_sample_ids = gpu::to_host_vector(d.full_only_sample_ids);
   p.pad_segment = d.pad_segment;
   p.is_sharded = d.is_sharded;
   p.num_causal_tokens_local = d.num_causal_tokens_local;
@@ -39,10 +33,10 @@ class GpuBuilt : public sc::Built {
  public:
   explicit GpuBuilt(gpu::DevicePack d) : device_(std::move(d)) {
     auto meta = std::make_shared<ref::Metadata>(device_.meta->summary);
-    meta->causal_indices = host(device_.meta->causal_indices);
-    meta->full_indices = host(device_.meta->full_indices);
-    meta->causal_sample_ids = host(device_.meta->causal_sample_ids);
-    meta->full_only_sample_ids = host(device_.meta->full_only_sample_ids);
+    meta->causal_indices = gpu::to_host_vector(device_.meta->causal_indices);
+    meta->full_indices = gpu::to_host_vector(device_.meta->full_indices);
+    meta->causal_sample_ids = gpu::to_host_vector(device_.meta->causal_sample_ids);
+    meta->full_only_sample_ids = gpu::to_host_vector(device_.meta->full_only_sample_ids);
     meta_ = std::move(meta);
     host_ = to_host_pack(device_, meta_);
   }

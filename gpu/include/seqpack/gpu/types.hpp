@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
+
+#include <thrust/copy.h>
 
 #include "seqpack/reference/types.hpp"
 
@@ -27,6 +30,14 @@ struct DeviceRows {
   std::size_t row_bytes = 0;
   thrust::device_vector<unsigned char> bytes;
 };
+
+/// A device vector's contents on the host.
+template <typename T>
+std::vector<T> to_host_vector(const thrust::device_vector<T>& v) {
+  std::vector<T> out(v.size());
+  if (!v.empty()) thrust::copy(v.begin(), v.end(), out.begin());  // an empty vector's begin() is null
+  return out;
+}
 
 /// Copies host rows to the device, and back.
 DeviceRows to_device(const reference::Rows& rows);
