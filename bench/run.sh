@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of each GPU host backend and times the original module's
 # metadata building in the same run, then prints ratios:
-#   data path: time / memcpy of the same bytes (lower is better, 1.0 = memcpy)
+#   data path: time / memcpy of the same bytes (lower is better, 1.0 = memcpy),
+#              medians of 5 interleaved repetitions
 #   metadata:  original's time / ours (higher is better)
 #   bench/run.sh [BUILD_DIR]   (default build/default; ../shared/spec for the original)
 set -euo pipefail
@@ -10,7 +11,11 @@ build=${1:-$here/../build/default}
 original=$here/../../shared/spec/000_a9109b401b6808be.txt
 tmp=$(mktemp -d)
 for backend in cpp omp; do
-  "$build/bench/pack_bench_$backend" --benchmark_min_time=0.3 --benchmark_format=json >"$tmp/$backend.json" 2>/dev/null
+  # Five repetitions, interleaved so that a noisy minute hits every benchmark
+  # alike; the ratios use the medians.
+  "$build/bench/pack_bench_$backend" --benchmark_min_time=0.1 --benchmark_repetitions=5 \
+    --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+    --benchmark_format=json >"$tmp/$backend.json" 2>/dev/null
 done
 if [[ -f "$original" ]] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   /usr/bin/python3 "$here/original_metadata.py" "$original" >"$tmp/original.json"
@@ -25,7 +30,8 @@ orig = json.load(open(os.path.join(tmp, "original.json")))
 print("| backend | shape | op | implementation | time (us) | ratio |")
 print("| --- | --- | --- | --- | --- | --- |")
 for backend in ("cpp", "omp"):
-    runs = {b["name"]: b["real_time"] for b in json.load(open(os.path.join(tmp, backend + ".json")))["benchmarks"]}
+    runs = {b["run_name"]: b["real_time"] for b in json.load(open(os.path.join(tmp, backend + ".json")))["benchmarks"]
+            if b.get("aggregate_name") == "median"}
     for shape in ("8x(300+4000)x1024B", "64x(200+2000)x256B", "1x(12+100)x32B"):
         base = runs["memcpy/" + shape]
         print(f"| {backend} | {shape} | memcpy | - | {base:.1f} | 1.00x |")

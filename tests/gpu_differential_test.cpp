@@ -192,10 +192,31 @@ RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
   }
 }
 
+#ifdef SEQPACK_GPU_CUDA
+// Why this machine cannot run the CUDA build, or empty when it can.
+std::string no_device_reason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return cudaGetErrorString(e);
+  return count == 0 ? "0 devices" : "";
+}
+
+// Without a device every test of this binary runs as this one, which skips
+// with the reason (CTest reports the test as skipped, not passed).
+TEST(Device, IsPresent) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no CUDA device on this machine (" << reason << "); the CUDA build did not run";
+  EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   setenv("RC_PARAMS", "max_success=300 max_size=100", 0);
   ::testing::InitGoogleTest(&argc, argv);
+#ifdef SEQPACK_GPU_CUDA
+  if (!no_device_reason().empty()) ::testing::GTEST_FLAG(filter) = "Device.IsPresent";
+#endif
   return RUN_ALL_TESTS();
 }

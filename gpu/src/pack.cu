@@ -9,9 +9,22 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform.h>
+#include <thrust/iterator/transform_output_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/tuple.h>
+#include <thrust/execution_policy.h>
+#ifdef SEQPACK_GPU_CUDA
+#include <thrust/system/cuda/execution_policy.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
+#if defined(__SSE2__) && !defined(SEQPACK_GPU_CUDA) && !defined(SEQPACK_GPU_OMP)
+#include <emmintrin.h>
+#define SEQPACK_STREAMING_STORES 1  // the sequential host backend on x86: non-temporal row stores
+#else
+#define SEQPACK_STREAMING_STORES 0
+#endif
 #include <string>
 
 #include "seqpack/common/index_math.hpp"
@@ -30,36 +43,72 @@ using common::kInt32Max;
 
 int g_poison = -1;
 
+// The execution policy of an entry point: the caller's stream on CUDA, without
+// the synchronisation Thrust would otherwise add after each algorithm; the
+// host backends' own system otherwise.
+#ifdef SEQPACK_GPU_CUDA
+auto exec(Stream stream) { return thrust::cuda::par_nosync.on(stream); }
+#else
+auto exec(Stream) { return thrust::device; }
+#endif
+
 // Output buffers: filled with the test poison when one is set, so that a row
 // the implementation forgets to write shows; the padding is always written
 // explicitly.
-thrust::device_vector<unsigned char> output_bytes(std::size_t n) {
-  return g_poison >= 0 ? thrust::device_vector<unsigned char>(n, static_cast<unsigned char>(g_poison))
-                       : thrust::device_vector<unsigned char>(n);
+DeviceBuffer<unsigned char> output_bytes(std::size_t n) {
+  return g_poison >= 0 ? DeviceBuffer<unsigned char>(n, static_cast<unsigned char>(g_poison)) : DeviceBuffer<unsigned char>(n);
 }
 
 template <typename T>
-thrust::device_vector<T> output_ids(std::size_t n) {
-  return g_poison >= 0 ? thrust::device_vector<T>(n, static_cast<T>(0x5A5A5A5A5A5A5A5Aull))
-                       : thrust::device_vector<T>(n);
+DeviceBuffer<T> output_ids(std::size_t n) {
+  return g_poison >= 0 ? DeviceBuffer<T>(n, static_cast<T>(0x5A5A5A5A5A5A5A5Aull)) : DeviceBuffer<T>(n);
+}
+
+// A copy of `v` made on the stream.
+template <typename T>
+DeviceBuffer<T> copy_of(const DeviceBuffer<T>& v, Stream s) {
+  DeviceBuffer<T> out = output_ids<T>(v.size());
+  thrust::copy(exec(s), v.begin(), v.end(), out.begin());
+  return out;
+}
+
+// Uploads an O(splits) host table (a host synchronisation on CUDA: the source
+// is pageable memory).
+template <typename T>
+DeviceBuffer<T> upload(const std::vector<T>& v) {
+  return DeviceBuffer<T>(v.begin(), v.end());
 }
 
 DeviceRows output_rows(std::size_t rows, std::size_t width) { return DeviceRows{rows, width, output_bytes(rows * width)}; }
 
 // Copies rows: dst row i <- src row map[i] (gather) or dst row map[i] <- src row i (scatter).
-// Moves 16, 8 or 1 bytes at a time, whichever divides the row width.
+// On the device each thread moves 16, 8 or 1 bytes at a time, whichever divides
+// the row width; on the host backends the row is one memcpy (which the C
+// library vectorises for the machine).
 struct RowCopy {
   const unsigned char* src;
   unsigned char* dst;
   const std::int32_t* map;
   std::size_t width;
   bool scatter;
+  bool streaming;  // host only: non-temporal stores for outputs larger than the cache
 
   SEQPACK_HOST_DEVICE void operator()(std::size_t i) const {
     const std::size_t s = scatter ? i : static_cast<std::size_t>(map[i]);
     const std::size_t d = scatter ? static_cast<std::size_t>(map[i]) : i;
     const unsigned char* from = src + s * width;
     unsigned char* to = dst + d * width;
+#ifndef __CUDA_ARCH__
+#if SEQPACK_STREAMING_STORES
+    if (streaming) {  // 16-byte aligned rows of a multiple of 16 bytes (checked by move_rows)
+      for (std::size_t k = 0; k < width; k += 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
+      }
+      return;
+    }
+#endif
+    std::memcpy(to, from, width);
+#else
     if (width % 16 == 0) {
       struct alignas(16) V16 {
         std::uint64_t a, b;
@@ -71,71 +120,95 @@ struct RowCopy {
     } else {
       for (std::size_t k = 0; k < width; ++k) to[k] = from[k];
     }
+#endif
   }
 };
 
-void move_rows(const DeviceRows& src, DeviceRows& dst, const thrust::device_vector<std::int32_t>& map, bool scatter) {
+void move_rows(const DeviceRows& src, DeviceRows& dst, const DeviceBuffer<std::int32_t>& map, bool scatter, Stream s) {
   if (src.row_bytes == 0 || map.empty()) return;
-  thrust::for_each(thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(map.size()),
+  // On the host, a copy much larger than the last-level cache bypasses it, as
+  // the C library's memcpy does: the rows would only evict the cache, and
+  // non-temporal stores save the read of each destination line.
+  bool streaming = false;
+#if SEQPACK_STREAMING_STORES
+  streaming = src.row_bytes % 16 == 0 && map.size() * src.row_bytes >= (std::size_t{16} << 20) &&
+              reinterpret_cast<std::uintptr_t>(thrust::raw_pointer_cast(dst.bytes.data())) % 16 == 0;
+#endif
+  thrust::for_each(exec(s), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(map.size()),
                    RowCopy{thrust::raw_pointer_cast(src.bytes.data()), thrust::raw_pointer_cast(dst.bytes.data()),
-                           thrust::raw_pointer_cast(map.data()), src.row_bytes, scatter});
+                           thrust::raw_pointer_cast(map.data()), src.row_bytes, scatter, streaming});
+#if SEQPACK_STREAMING_STORES
+  if (streaming) _mm_sfence();
+#endif
 }
 
 // Zero rows [from, rows) of a stream.
-void zero_tail(DeviceRows& rows, std::size_t from) {
-  thrust::fill(rows.bytes.begin() + static_cast<std::ptrdiff_t>(from * rows.row_bytes), rows.bytes.end(),
+void zero_tail(DeviceRows& rows, std::size_t from, Stream s) {
+  thrust::fill(exec(s), rows.bytes.begin() + static_cast<std::ptrdiff_t>(from * rows.row_bytes), rows.bytes.end(),
                static_cast<unsigned char>(0));
 }
 
-// Stream row i of split k (k from the scan below) -> its packed position and sample.
+// (row i, split k) -> (packed position, sample) of stream row i. Per split,
+// `offsets` holds its first stream row, `starts` the packed position of that
+// row, `samples` the sample it lies in.
 struct StreamRow {
-  const std::int32_t* split_of_row;
-  const std::int32_t* stream_offsets;
-  const std::int32_t* split_starts;   // packed position of each split's first row
-  const std::int64_t* split_samples;  // the sample each split lies in
-  std::int32_t* indices;
-  std::int64_t* sample_ids;
-  SEQPACK_HOST_DEVICE void operator()(std::int32_t i) const {
-    const std::int32_t k = split_of_row[i];
-    indices[i] = split_starts[k] + (i - stream_offsets[k]);
-    sample_ids[i] = split_samples[k];
+  const std::int64_t* offsets;
+  const std::int64_t* starts;
+  const std::int64_t* samples;
+  SEQPACK_HOST_DEVICE thrust::tuple<std::int32_t, std::int64_t> operator()(
+      const thrust::tuple<std::int32_t, std::int32_t>& row) const {
+    const std::int32_t i = thrust::get<0>(row), k = thrust::get<1>(row);
+    return thrust::make_tuple(static_cast<std::int32_t>(starts[k] + (i - offsets[k])), samples[k]);
   }
 };
 
-struct Max {
-  SEQPACK_HOST_DEVICE std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a > b ? a : b; }
+// Carries the larger split number forward, keeping the later row's number.
+struct CarrySplit {
+  SEQPACK_HOST_DEVICE thrust::tuple<std::int32_t, std::int32_t> operator()(
+      const thrust::tuple<std::int32_t, std::int32_t>& a, const thrust::tuple<std::int32_t, std::int32_t>& b) const {
+    const std::int32_t ka = thrust::get<1>(a), kb = thrust::get<1>(b);
+    return thrust::make_tuple(thrust::get<0>(b), ka > kb ? ka : kb);
+  }
 };
 
 // Builds one stream's indices and sample ids on the device from its O(splits)
-// tables, in linear passes: each non-empty split's number is scattered to its
-// first row, a max-scan carries it over the split's rows, and a transform
-// turns (split, row) into the packed position and the sample.
+// tables, in linear passes over the output itself: each non-empty split's
+// number is scattered to its first row, a max-scan carries it over the split's
+// rows, and a transform turns (split, row) into the packed position and the
+// sample (fused into the scan's output). The tables go up in one upload.
 void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& starts,
-                   const std::vector<std::int64_t>& samples, thrust::device_vector<std::int32_t>& indices,
-                   thrust::device_vector<std::int64_t>& sample_ids) {
+                   const std::vector<std::int64_t>& samples, DeviceBuffer<std::int32_t>& indices,
+                   DeviceBuffer<std::int64_t>& sample_ids, Stream s) {
   const std::int32_t n = offsets.back();
-  indices = thrust::device_vector<std::int32_t>(static_cast<std::size_t>(n));
-  sample_ids = thrust::device_vector<std::int64_t>(static_cast<std::size_t>(n));
+  indices = output_ids<std::int32_t>(static_cast<std::size_t>(n));
+  sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(n));
   if (n == 0) return;
-  std::vector<std::int32_t> firsts, numbers;  // non-empty splits only
-  for (std::size_t k = 0; k + 1 < offsets.size(); ++k) {
-    if (offsets[k + 1] > offsets[k]) {
-      firsts.push_back(offsets[k]);
-      numbers.push_back(static_cast<std::int32_t>(k));
-    }
+  const std::size_t splits = starts.size();
+  // [offsets (splits + 1) | starts | samples | first row of each non-empty split | its number]
+  std::vector<std::int64_t> table(offsets.begin(), offsets.end());
+  table.insert(table.end(), starts.begin(), starts.end());
+  table.insert(table.end(), samples.begin(), samples.end());
+  std::size_t non_empty = 0;
+  for (std::size_t k = 0; k < splits; ++k) non_empty += offsets[k + 1] > offsets[k] ? 1 : 0;
+  for (std::size_t k = 0; k < splits; ++k) {
+    if (offsets[k + 1] > offsets[k]) table.push_back(offsets[k]);
   }
-  const thrust::device_vector<std::int32_t> d_offsets(offsets.begin(), offsets.end());
-  const thrust::device_vector<std::int32_t> d_starts(starts.begin(), starts.end());
-  const thrust::device_vector<std::int64_t> d_samples(samples.begin(), samples.end());
-  const thrust::device_vector<std::int32_t> d_firsts(firsts.begin(), firsts.end());
-  const thrust::device_vector<std::int32_t> d_numbers(numbers.begin(), numbers.end());
-  thrust::device_vector<std::int32_t> split(static_cast<std::size_t>(n), 0);
-  thrust::scatter(d_numbers.begin(), d_numbers.end(), d_firsts.begin(), split.begin());
-  thrust::inclusive_scan(split.begin(), split.end(), split.begin(), Max{});
-  thrust::for_each(thrust::counting_iterator<std::int32_t>(0), thrust::counting_iterator<std::int32_t>(n),
-                   StreamRow{thrust::raw_pointer_cast(split.data()), thrust::raw_pointer_cast(d_offsets.data()),
-                             thrust::raw_pointer_cast(d_starts.data()), thrust::raw_pointer_cast(d_samples.data()),
-                             thrust::raw_pointer_cast(indices.data()), thrust::raw_pointer_cast(sample_ids.data())});
+  for (std::size_t k = 0; k < splits; ++k) {
+    if (offsets[k + 1] > offsets[k]) table.push_back(static_cast<std::int64_t>(k));
+  }
+  const DeviceBuffer<std::int64_t> d_table = upload(table);
+  const auto at = [&](std::size_t from) { return d_table.begin() + static_cast<std::ptrdiff_t>(from); };
+  const std::size_t firsts = 3 * splits + 1, numbers = firsts + non_empty;
+  thrust::fill(exec(s), indices.begin(), indices.end(), 0);
+  thrust::scatter(exec(s), at(numbers), at(numbers + non_empty), at(firsts), indices.begin());
+  // One pass: the scan carries (row, split) and its output is transformed
+  // straight into (index, sample id); it reads indices[i] before writing it.
+  const std::int64_t* t = thrust::raw_pointer_cast(d_table.data());
+  const auto rows = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<std::int32_t>(0), indices.begin()));
+  const auto out = thrust::make_transform_output_iterator(
+      thrust::make_zip_iterator(thrust::make_tuple(indices.begin(), sample_ids.begin())),
+      StreamRow{t, t + splits + 1, t + 2 * splits + 1});
+  thrust::inclusive_scan(exec(s), rows, rows + n, out, CarrySplit{});
 }
 
 std::int64_t padded(std::int64_t n, std::int64_t cp, bool graphs, std::int64_t a, const char* n_field, const char* a_field) {
@@ -153,8 +226,8 @@ void require_unsharded(const DevicePack& pack, const char* what) {
 
 void set_poison(int byte) { g_poison = byte; }
 
-DeviceRows to_device(const reference::Rows& rows) {
-  DeviceRows d{rows.rows(), rows.row_bytes(), thrust::device_vector<unsigned char>(rows.size_bytes())};
+DeviceRows to_device(const reference::Rows& rows, Stream) {
+  DeviceRows d{rows.rows(), rows.row_bytes(), DeviceBuffer<unsigned char>(rows.size_bytes())};
   if (rows.size_bytes()) {
     const auto* p = reinterpret_cast<const unsigned char*>(rows.data());
     thrust::copy(p, p + rows.size_bytes(), d.bytes.begin());
@@ -162,13 +235,13 @@ DeviceRows to_device(const reference::Rows& rows) {
   return d;
 }
 
-reference::Rows to_host(const DeviceRows& rows) {
+reference::Rows to_host(const DeviceRows& rows, Stream) {
   reference::Rows h(rows.rows, rows.row_bytes);
   if (h.size_bytes()) thrust::copy(rows.bytes.begin(), rows.bytes.end(), reinterpret_cast<unsigned char*>(h.data()));
   return h;
 }
 
-DeviceMetadata prepare_metadata(const reference::Layout& layout) {
+DeviceMetadata prepare_metadata(const reference::Layout& layout, Stream s) {
   ref::validate_layout(layout);
   std::int64_t total = 0;
   for (const std::int64_t s : layout.sample_lens) {
@@ -211,13 +284,13 @@ DeviceMetadata prepare_metadata(const reference::Layout& layout) {
   }
   m.num_causal_tokens = m.causal_seq_offsets.back();
   m.num_full_tokens = m.full_only_seq_offsets.back();
-  expand_stream(m.causal_seq_offsets, causal_starts, causal_samples, d.causal_indices, d.causal_sample_ids);
-  expand_stream(m.full_only_seq_offsets, full_starts, full_samples, d.full_indices, d.full_only_sample_ids);
+  expand_stream(m.causal_seq_offsets, causal_starts, causal_samples, d.causal_indices, d.causal_sample_ids, s);
+  expand_stream(m.full_only_seq_offsets, full_starts, full_samples, d.full_indices, d.full_only_sample_ids, s);
   return d;
 }
 
 DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout, const reference::Options& options,
-                      reference::GraphMarks& marks, std::shared_ptr<const DeviceMetadata> prepared) {
+                      reference::GraphMarks& marks, std::shared_ptr<const DeviceMetadata> prepared, Stream s) {
   ref::validate_options(options, marks);
   std::shared_ptr<const DeviceMetadata> meta;
   if (prepared) {
@@ -235,7 +308,7 @@ DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout,
                        "the packed sequence has " + std::to_string(packed.rows) + " rows but sample_lens sum to " +
                            (sum == INT64_MAX ? std::string("more than int64") : std::to_string(sum)));
     }
-    meta = std::make_shared<const DeviceMetadata>(seqpack::gpu::SEQPACK_GPU_BACKEND::prepare_metadata(layout));
+    meta = std::make_shared<const DeviceMetadata>(seqpack::gpu::SEQPACK_GPU_BACKEND::prepare_metadata(layout, s));
   }
   const ref::Metadata& m = meta->summary;
   if (static_cast<std::int64_t>(packed.rows) != m.num_tokens()) {
@@ -299,43 +372,43 @@ DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout,
   pack.max_num_tokens = m.num_tokens();
   pack.causal_seq = output_rows(static_cast<std::size_t>(need_c), packed.row_bytes);
   pack.full_only_seq = output_rows(static_cast<std::size_t>(need_f), packed.row_bytes);
-  move_rows(packed, pack.causal_seq, meta->causal_indices, false);
-  move_rows(packed, pack.full_only_seq, meta->full_indices, false);
-  zero_tail(pack.causal_seq, static_cast<std::size_t>(len_c));
-  zero_tail(pack.full_only_seq, static_cast<std::size_t>(len_f));
+  move_rows(packed, pack.causal_seq, meta->causal_indices, false, s);
+  move_rows(packed, pack.full_only_seq, meta->full_indices, false, s);
+  zero_tail(pack.causal_seq, static_cast<std::size_t>(len_c), s);
+  zero_tail(pack.full_only_seq, static_cast<std::size_t>(len_f), s);
   const std::int64_t pad_id = m.num_samples();
   pack.causal_sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(need_c));
   pack.full_only_sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(need_f));
-  thrust::copy(meta->causal_sample_ids.begin(), meta->causal_sample_ids.end(), pack.causal_sample_ids.begin());
-  thrust::fill(pack.causal_sample_ids.begin() + len_c, pack.causal_sample_ids.end(), pad_id);
-  thrust::copy(meta->full_only_sample_ids.begin(), meta->full_only_sample_ids.end(), pack.full_only_sample_ids.begin());
-  thrust::fill(pack.full_only_sample_ids.begin() + len_f, pack.full_only_sample_ids.end(), pad_id);
+  thrust::copy(exec(s), meta->causal_sample_ids.begin(), meta->causal_sample_ids.end(), pack.causal_sample_ids.begin());
+  thrust::fill(exec(s), pack.causal_sample_ids.begin() + len_c, pack.causal_sample_ids.end(), pad_id);
+  thrust::copy(exec(s), meta->full_only_sample_ids.begin(), meta->full_only_sample_ids.end(), pack.full_only_sample_ids.begin());
+  thrust::fill(exec(s), pack.full_only_sample_ids.begin() + len_f, pack.full_only_sample_ids.end(), pad_id);
   pack.pad_segment = std::move(seg);
   pack.meta = std::move(meta);
   marks = after;
   return pack;
 }
 
-DeviceRows get_all_seq(const DevicePack& pack) {
+DeviceRows get_all_seq(const DevicePack& pack, Stream s) {
   require_unsharded(pack, "get_all_seq");
   DeviceRows out = output_rows(static_cast<std::size_t>(pack.meta->summary.num_tokens()), pack.causal_seq.row_bytes);
-  move_rows(pack.causal_seq, out, pack.meta->causal_indices, true);
-  move_rows(pack.full_only_seq, out, pack.meta->full_indices, true);
+  move_rows(pack.causal_seq, out, pack.meta->causal_indices, true, s);
+  move_rows(pack.full_only_seq, out, pack.meta->full_indices, true, s);
   return out;
 }
 
-DeviceAllSeqPadded get_all_seq_padded(const DevicePack& pack) {
+DeviceAllSeqPadded get_all_seq_padded(const DevicePack& pack, Stream s) {
   require_unsharded(pack, "get_all_seq_padded");
   const ref::Metadata& m = pack.meta->summary;
-  if (!pack.pad_segment) return {get_all_seq(pack), m.sample_offsets, m.max_sample_len};
+  if (!pack.pad_segment) return {get_all_seq(pack, s), m.sample_offsets, m.max_sample_len};
   DeviceRows out = output_rows(pack.causal_seq.rows + pack.full_only_seq.rows, pack.causal_seq.row_bytes);
-  move_rows(pack.causal_seq, out, pack.meta->causal_indices, true);
-  move_rows(pack.full_only_seq, out, pack.meta->full_indices, true);
-  zero_tail(out, static_cast<std::size_t>(m.num_tokens()));
+  move_rows(pack.causal_seq, out, pack.meta->causal_indices, true, s);
+  move_rows(pack.full_only_seq, out, pack.meta->full_indices, true, s);
+  zero_tail(out, static_cast<std::size_t>(m.num_tokens()), s);
   return {std::move(out), pack.pad_segment->sample_offsets, pack.pad_segment->max_sample_len};
 }
 
-void set_all_seq(DevicePack& pack, const DeviceRows& value) {
+void set_all_seq(DevicePack& pack, const DeviceRows& value, Stream s) {
   require_unsharded(pack, "set_all_seq");
   if (value.rows != static_cast<std::size_t>(pack.meta->summary.num_tokens()) || value.row_bytes != pack.causal_seq.row_bytes) {
     throw ref::Error(ref::Errc::invalid_argument, "value",
@@ -343,11 +416,11 @@ void set_all_seq(DevicePack& pack, const DeviceRows& value) {
                          " bytes, the pack needs " + std::to_string(pack.meta->summary.num_tokens()) + " of " +
                          std::to_string(pack.causal_seq.row_bytes));
   }
-  move_rows(value, pack.causal_seq, pack.meta->causal_indices, false);
-  move_rows(value, pack.full_only_seq, pack.meta->full_indices, false);
+  move_rows(value, pack.causal_seq, pack.meta->causal_indices, false, s);
+  move_rows(value, pack.full_only_seq, pack.meta->full_indices, false, s);
 }
 
-DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source) {
+DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source, Stream s) {
   if (source.is_sharded) {
     // A shard's rows arrive as [local causal ; local full], split at the local causal length.
     if (packed.rows != source.causal_seq.rows + source.full_only_seq.rows) {
@@ -355,10 +428,10 @@ DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source) {
                        "has " + std::to_string(packed.rows) + " rows, the local shard has " +
                            std::to_string(source.causal_seq.rows + source.full_only_seq.rows));
     }
-    DevicePack out = zeros_like(source, packed.row_bytes);
+    DevicePack out = zeros_like(source, packed.row_bytes, s);
     const auto split = packed.bytes.begin() + static_cast<std::ptrdiff_t>(source.causal_seq.rows * packed.row_bytes);
-    thrust::copy(packed.bytes.begin(), split, out.causal_seq.bytes.begin());
-    thrust::copy(split, packed.bytes.end(), out.full_only_seq.bytes.begin());
+    thrust::copy(exec(s), packed.bytes.begin(), split, out.causal_seq.bytes.begin());
+    thrust::copy(exec(s), split, packed.bytes.end(), out.full_only_seq.bytes.begin());
     return out;
   }
   if (packed.rows != static_cast<std::size_t>(source.meta->summary.num_tokens())) {
@@ -366,13 +439,13 @@ DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source) {
                      "has " + std::to_string(packed.rows) + " rows, the packed sequence has " +
                          std::to_string(source.meta->summary.num_tokens()));
   }
-  DevicePack out = zeros_like(source, packed.row_bytes);
-  move_rows(packed, out.causal_seq, source.meta->causal_indices, false);
-  move_rows(packed, out.full_only_seq, source.meta->full_indices, false);
+  DevicePack out = zeros_like(source, packed.row_bytes, s);
+  move_rows(packed, out.causal_seq, source.meta->causal_indices, false, s);
+  move_rows(packed, out.full_only_seq, source.meta->full_indices, false, s);
   return out;
 }
 
-DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t world_size) {
+DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t world_size, Stream s) {
   if (world_size < 1) {
     throw ref::Error(ref::Errc::invalid_option, "cp_world_size", "must be >= 1, got " + std::to_string(world_size));
   }
@@ -394,45 +467,49 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
   local.max_num_tokens = pack.max_num_tokens;
   local.pad_segment = pack.pad_segment;
   local.is_sharded = true;
-  const auto slice = [](const DeviceRows& rows, std::size_t first, std::size_t count) {
+  const auto slice = [s](const DeviceRows& rows, std::size_t first, std::size_t count) {
     DeviceRows out = output_rows(count, rows.row_bytes);
     const auto begin = rows.bytes.begin() + static_cast<std::ptrdiff_t>(first * rows.row_bytes);
-    thrust::copy(begin, begin + static_cast<std::ptrdiff_t>(count * rows.row_bytes), out.bytes.begin());
+    thrust::copy(exec(s), begin, begin + static_cast<std::ptrdiff_t>(count * rows.row_bytes), out.bytes.begin());
     return out;
   };
   local.causal_seq = slice(pack.causal_seq, r * lc, lc);
   local.full_only_seq = slice(pack.full_only_seq, r * lf, lf);
-  local.causal_sample_ids.assign(pack.causal_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * lc),
-                                 pack.causal_sample_ids.begin() + static_cast<std::ptrdiff_t>((r + 1) * lc));
-  local.full_only_sample_ids.assign(pack.full_only_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * lf),
-                                    pack.full_only_sample_ids.begin() + static_cast<std::ptrdiff_t>((r + 1) * lf));
+  const auto slice_ids = [s](const DeviceBuffer<std::int64_t>& ids, std::size_t first, std::size_t count) {
+    DeviceBuffer<std::int64_t> out = output_ids<std::int64_t>(count);
+    const auto begin = ids.begin() + static_cast<std::ptrdiff_t>(first);
+    thrust::copy(exec(s), begin, begin + static_cast<std::ptrdiff_t>(count), out.begin());
+    return out;
+  };
+  local.causal_sample_ids = slice_ids(pack.causal_sample_ids, r * lc, lc);
+  local.full_only_sample_ids = slice_ids(pack.full_only_sample_ids, r * lf, lf);
   local.num_causal_tokens_local = common::num_local_real_tokens(pack.meta->summary.num_causal_tokens, rank, static_cast<std::int64_t>(lc));
   local.num_full_tokens_local = common::num_local_real_tokens(pack.meta->summary.num_full_tokens, rank, static_cast<std::int64_t>(lf));
   return local;
 }
 
-DevicePack zeros_like(const DevicePack& source, std::optional<std::size_t> row_bytes) {
+DevicePack zeros_like(const DevicePack& source, std::optional<std::size_t> row_bytes, Stream s) {
   DevicePack out;
   out.meta = source.meta;
   out.max_num_tokens = source.max_num_tokens;
-  out.causal_sample_ids = source.causal_sample_ids;
-  out.full_only_sample_ids = source.full_only_sample_ids;
+  out.causal_sample_ids = copy_of(source.causal_sample_ids, s);
+  out.full_only_sample_ids = copy_of(source.full_only_sample_ids, s);
   out.pad_segment = source.pad_segment;
   out.is_sharded = source.is_sharded;
   out.num_causal_tokens_local = source.num_causal_tokens_local;
   out.num_full_tokens_local = source.num_full_tokens_local;
   out.causal_seq = output_rows(source.causal_seq.rows, row_bytes.value_or(source.causal_seq.row_bytes));
   out.full_only_seq = output_rows(source.full_only_seq.rows, row_bytes.value_or(source.full_only_seq.row_bytes));
-  zero_tail(out.causal_seq, 0);
-  zero_tail(out.full_only_seq, 0);
+  zero_tail(out.causal_seq, 0, s);
+  zero_tail(out.full_only_seq, 0, s);
   return out;
 }
 
-DevicePositionIds to_device(const reference::PositionIds& ids) {
-  return {ids.two_dimensional, ids.axes, ids.len, thrust::device_vector<std::int64_t>(ids.values.begin(), ids.values.end())};
+DevicePositionIds to_device(const reference::PositionIds& ids, Stream) {
+  return {ids.two_dimensional, ids.axes, ids.len, upload(ids.values)};
 }
 
-reference::PositionIds to_host(const DevicePositionIds& ids) {
+reference::PositionIds to_host(const DevicePositionIds& ids, Stream) {
   reference::PositionIds h{ids.two_dimensional, ids.axes, ids.len, std::vector<std::int64_t>(ids.values.size())};
   if (!ids.values.empty()) thrust::copy(ids.values.begin(), ids.values.end(), h.values.begin());
   return h;
@@ -453,8 +530,8 @@ struct GatherIds {
 };
 
 DevicePositionIds gather_ids(const DevicePositionIds& ids, const DevicePack& pack,
-                             const thrust::device_vector<std::int32_t>& index, std::size_t first, std::size_t count,
-                             const char* what) {
+                             const DeviceBuffer<std::int32_t>& index, std::size_t first, std::size_t count,
+                             const char* what, Stream s) {
   require_unsharded(pack, what);
   if (!ids.two_dimensional && ids.axes != 1) {
     throw ref::Error(ref::Errc::invalid_argument, "position_ids.axes", "1-D position ids have one axis, got " + std::to_string(ids.axes));
@@ -466,7 +543,7 @@ DevicePositionIds gather_ids(const DevicePositionIds& ids, const DevicePack& pac
   }
   DevicePositionIds out{ids.two_dimensional, ids.axes, count, output_ids<std::int64_t>(ids.axes * count)};
   if (!out.values.empty()) {
-    thrust::transform(thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(out.values.size()),
+    thrust::transform(exec(s), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(out.values.size()),
                       out.values.begin(),
                       GatherIds{thrust::raw_pointer_cast(ids.values.data()), thrust::raw_pointer_cast(index.data()), ids.len,
                                 index.size(), first, count});
@@ -476,16 +553,16 @@ DevicePositionIds gather_ids(const DevicePositionIds& ids, const DevicePack& pac
 
 }  // namespace
 
-DevicePositionIds get_und_position_ids(const DevicePositionIds& ids, const DevicePack& pack) {
-  return gather_ids(ids, pack, pack.meta->causal_indices, 0, pack.meta->causal_indices.size(), "get_und_position_ids");
+DevicePositionIds get_und_position_ids(const DevicePositionIds& ids, const DevicePack& pack, Stream s) {
+  return gather_ids(ids, pack, pack.meta->causal_indices, 0, pack.meta->causal_indices.size(), "get_und_position_ids", s);
 }
 
-DevicePositionIds get_gen_position_ids(const DevicePositionIds& ids, const DevicePack& pack) {
-  return gather_ids(ids, pack, pack.meta->full_indices, 0, pack.meta->full_indices.size(), "get_gen_position_ids");
+DevicePositionIds get_gen_position_ids(const DevicePositionIds& ids, const DevicePack& pack, Stream s) {
+  return gather_ids(ids, pack, pack.meta->full_indices, 0, pack.meta->full_indices.size(), "get_gen_position_ids", s);
 }
 
 DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DevicePack& pack, std::int64_t rank,
-                                     std::int64_t world_size) {
+                                     std::int64_t world_size, Stream s) {
   if (world_size < 1) {
     throw ref::Error(ref::Errc::invalid_option, "cp_world_size", "must be >= 1, got " + std::to_string(world_size));
   }
@@ -501,26 +578,26 @@ DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DeviceP
     }
   }
   const std::size_t lc = pack.causal_seq.rows / w, lf = pack.full_only_seq.rows / w;
-  const DevicePositionIds und = gather_ids(ids, pack, pack.meta->causal_indices, r * lc, lc, "shard_position_ids");
-  const DevicePositionIds gen = gather_ids(ids, pack, pack.meta->full_indices, r * lf, lf, "shard_position_ids");
+  const DevicePositionIds und = gather_ids(ids, pack, pack.meta->causal_indices, r * lc, lc, "shard_position_ids", s);
+  const DevicePositionIds gen = gather_ids(ids, pack, pack.meta->full_indices, r * lf, lf, "shard_position_ids", s);
   // [causal shard ; full shard] per axis.
   DevicePositionIds out{ids.two_dimensional, ids.axes, lc + lf, output_ids<std::int64_t>(ids.axes * (lc + lf))};
   for (std::size_t a = 0; a < ids.axes; ++a) {
-    thrust::copy(und.values.begin() + static_cast<std::ptrdiff_t>(a * lc), und.values.begin() + static_cast<std::ptrdiff_t>((a + 1) * lc),
+    thrust::copy(exec(s), und.values.begin() + static_cast<std::ptrdiff_t>(a * lc), und.values.begin() + static_cast<std::ptrdiff_t>((a + 1) * lc),
                  out.values.begin() + static_cast<std::ptrdiff_t>(a * (lc + lf)));
-    thrust::copy(gen.values.begin() + static_cast<std::ptrdiff_t>(a * lf), gen.values.begin() + static_cast<std::ptrdiff_t>((a + 1) * lf),
+    thrust::copy(exec(s), gen.values.begin() + static_cast<std::ptrdiff_t>(a * lf), gen.values.begin() + static_cast<std::ptrdiff_t>((a + 1) * lf),
                  out.values.begin() + static_cast<std::ptrdiff_t>(a * (lc + lf) + lc));
   }
   return out;
 }
 
-DevicePack gather_shards(const std::vector<DevicePack>& shards) {
+DevicePack gather_shards(const std::vector<DevicePack>& shards, Stream s) {
   if (shards.empty()) throw ref::Error(ref::Errc::invalid_argument, "shards", "no shards to gather");
   const DevicePack& first = shards.front();
   for (std::size_t r = 0; r < shards.size(); ++r) {
-    const DevicePack& s = shards[r];
-    if (!s.is_sharded || s.meta != first.meta || s.causal_seq.rows != first.causal_seq.rows ||
-        s.full_only_seq.rows != first.full_only_seq.rows) {
+    const DevicePack& shard = shards[r];
+    if (!shard.is_sharded || shard.meta != first.meta || shard.causal_seq.rows != first.causal_seq.rows ||
+        shard.full_only_seq.rows != first.full_only_seq.rows) {
       throw ref::Error(ref::Errc::invalid_argument, "shards[" + std::to_string(r) + "]",
                        "is not a shard of the same pack as shards[0]");
     }
@@ -531,18 +608,17 @@ DevicePack gather_shards(const std::vector<DevicePack>& shards) {
   whole.pad_segment = first.pad_segment;
   whole.causal_seq = output_rows(first.causal_seq.rows * shards.size(), first.causal_seq.row_bytes);
   whole.full_only_seq = output_rows(first.full_only_seq.rows * shards.size(), first.full_only_seq.row_bytes);
-  whole.causal_sample_ids.resize(first.causal_sample_ids.size() * shards.size());
-  whole.full_only_sample_ids.resize(first.full_only_sample_ids.size() * shards.size());
+  whole.causal_sample_ids = output_ids<std::int64_t>(first.causal_sample_ids.size() * shards.size());
+  whole.full_only_sample_ids = output_ids<std::int64_t>(first.full_only_sample_ids.size() * shards.size());
+  // Shard r's part of each array goes to [r * part, (r + 1) * part).
+  const auto place = [s](const auto& part, auto& whole_array, std::size_t r) {
+    thrust::copy(exec(s), part.begin(), part.end(), whole_array.begin() + static_cast<std::ptrdiff_t>(r * part.size()));
+  };
   for (std::size_t r = 0; r < shards.size(); ++r) {
-    const DevicePack& s = shards[r];
-    thrust::copy(s.causal_seq.bytes.begin(), s.causal_seq.bytes.end(),
-                 whole.causal_seq.bytes.begin() + static_cast<std::ptrdiff_t>(r * s.causal_seq.bytes.size()));
-    thrust::copy(s.full_only_seq.bytes.begin(), s.full_only_seq.bytes.end(),
-                 whole.full_only_seq.bytes.begin() + static_cast<std::ptrdiff_t>(r * s.full_only_seq.bytes.size()));
-    thrust::copy(s.causal_sample_ids.begin(), s.causal_sample_ids.end(),
-                 whole.causal_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * s.causal_sample_ids.size()));
-    thrust::copy(s.full_only_sample_ids.begin(), s.full_only_sample_ids.end(),
-                 whole.full_only_sample_ids.begin() + static_cast<std::ptrdiff_t>(r * s.full_only_sample_ids.size()));
+    place(shards[r].causal_seq.bytes, whole.causal_seq.bytes, r);
+    place(shards[r].full_only_seq.bytes, whole.full_only_seq.bytes, r);
+    place(shards[r].causal_sample_ids, whole.causal_sample_ids, r);
+    place(shards[r].full_only_sample_ids, whole.full_only_sample_ids, r);
   }
   return whole;
 }
