@@ -143,9 +143,12 @@ int run_check(std::ostream& out, const CheckOptions& options) {
   struct PortEntry {
     std::string name, command;
   };
-  const std::vector<PortEntry> ports = {{"reference oracle", "'" + options.self + "' oracle"},
-                                        {"gpu implementation, thrust cpp backend", "'" SEQPACK_GPU_PORT_CPP "'"},
-                                        {"gpu implementation, thrust omp backend", "'" SEQPACK_GPU_PORT_OMP "'"}};
+  std::vector<PortEntry> ports = {{"reference oracle", "'" + options.self + "' oracle"},
+                                  {"gpu implementation, thrust cpp backend", "'" SEQPACK_GPU_PORT_CPP "'"},
+                                  {"gpu implementation, thrust omp backend", "'" SEQPACK_GPU_PORT_OMP "'"}};
+#ifdef SEQPACK_TORCH_PORT
+  ports.push_back({"LibTorch binding, CPU tensors", "'" SEQPACK_TORCH_PORT "'"});
+#endif
   for (const auto& port : ports) {
     for (const auto profile : {properties::Profile::packer, properties::Profile::strict}) {
       conformance::ConformOptions co;

@@ -1,0 +1,342 @@
+// The LibTorch binding against the reference, bit for bit, for every dtype
+// the issue lists and trailing shapes [N], [N, D] and [N, H, D], contiguous
+// or not (label torch). The rows are random bytes (NaN payloads included for
+// the float types; 0/1 for bool, whose other bytes are not valid values).
+#include <gtest/gtest.h>
+
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+#include "seqpack/properties/generators.hpp"
+#include "seqpack/reference/reference.hpp"
+#include "seqpack/torch/sequence_pack.hpp"
+
+namespace {
+
+namespace ref = seqpack::reference;
+namespace sp = seqpack::properties;
+namespace tb = seqpack::torch_binding;
+
+const at::ScalarType kDtypes[] = {at::kFloat, at::kDouble, at::kBFloat16, at::kHalf,
+                                  at::kLong,  at::kInt,    at::kBool,     at::kByte};
+
+// A tensor of `rows` rows of dtype `type` and trailing shape `trailing`, filled
+// from random bytes; non-contiguous when `strided`.
+at::Tensor random_rows(std::int64_t rows, at::ScalarType type, const std::vector<std::int64_t>& trailing, bool strided) {
+  std::vector<std::int64_t> sizes{rows};
+  sizes.insert(sizes.end(), trailing.begin(), trailing.end());
+  at::Tensor base = at::empty(sizes, at::TensorOptions().dtype(type));
+  const auto n = static_cast<std::size_t>(base.numel()) * base.element_size();
+  const auto bytes = *rc::gen::container<std::vector<std::uint8_t>>(n, rc::gen::arbitrary<std::uint8_t>());
+  auto* p = static_cast<std::uint8_t*>(base.data_ptr());
+  for (std::size_t i = 0; i < n; ++i) p[i] = type == at::kBool ? bytes[i] & 1 : bytes[i];
+  if (!strided) return base;
+  // The same values in a non-contiguous view: every other row of a twice-as-long tensor.
+  std::vector<std::int64_t> twice = sizes;
+  twice[0] *= 2;
+  at::Tensor view = at::empty(twice, base.options()).slice(0, 0, twice[0], 2);
+  if (rows > 1 && view.numel() > 1) RC_ASSERT(!view.is_contiguous());
+  view.copy_(base);
+  return view;
+}
+
+std::vector<std::uint8_t> bytes_of(const at::Tensor& t) {
+  const at::Tensor c = t.contiguous();
+  const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
+  return std::vector<std::uint8_t>(p, p + static_cast<std::size_t>(c.numel()) * c.element_size());
+}
+
+std::vector<std::uint8_t> bytes_of(const ref::Rows& r) {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(r.data());
+  return std::vector<std::uint8_t>(p, p + r.size_bytes());
+}
+
+ref::Rows rows_of(const at::Tensor& t) {
+  std::size_t rb = t.element_size();
+  for (std::int64_t d = 1; d < t.dim(); ++d) rb *= static_cast<std::size_t>(t.size(d));
+  ref::Rows r(static_cast<std::size_t>(t.size(0)), rb);
+  const auto b = bytes_of(t);
+  if (!b.empty()) std::memcpy(r.data(), b.data(), b.size());
+  return r;
+}
+
+template <typename T>
+std::vector<T> values_of(const at::Tensor& t) {
+  const at::Tensor c = t.contiguous();
+  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
+}
+
+// `t` holds `rows`' bytes as `like`'s dtype with `rows.rows()` rows and `like`'s trailing shape.
+void expect_rows(const at::Tensor& t, const ref::Rows& rows, const at::Tensor& like) {
+  RC_ASSERT(t.scalar_type() == like.scalar_type());
+  RC_ASSERT(t.dim() == like.dim());
+  RC_ASSERT(t.size(0) == static_cast<std::int64_t>(rows.rows()));
+  for (std::int64_t d = 1; d < t.dim(); ++d) RC_ASSERT(t.size(d) == like.size(d));
+  RC_ASSERT(bytes_of(t) == bytes_of(rows));
+}
+
+void expect_same_pack(const tb::SequencePack& t, const ref::Pack& r, const at::Tensor& like) {
+  const ref::Metadata& m = *r.meta;
+  RC_ASSERT(t.meta.sample_offsets().scalar_type() == at::kInt);
+  RC_ASSERT(t.meta.causal_indices().scalar_type() == at::kInt);
+  RC_ASSERT(t.meta.causal_sample_ids().scalar_type() == at::kLong);
+  RC_ASSERT(values_of<std::int32_t>(t.meta.sample_offsets()) == m.sample_offsets);
+  RC_ASSERT(values_of<std::int32_t>(t.meta.causal_seq_offsets()) == m.causal_seq_offsets);
+  RC_ASSERT(values_of<std::int32_t>(t.meta.full_only_seq_offsets()) == m.full_only_seq_offsets);
+  RC_ASSERT(values_of<std::int32_t>(t.meta.causal_indices()) == m.causal_indices);
+  RC_ASSERT(values_of<std::int32_t>(t.meta.full_indices()) == m.full_indices);
+  RC_ASSERT(values_of<std::int64_t>(t.meta.causal_sample_ids()) == m.causal_sample_ids);
+  RC_ASSERT(values_of<std::int64_t>(t.meta.full_only_sample_ids()) == m.full_only_sample_ids);
+  RC_ASSERT(t.meta.max_sample_len() == m.max_sample_len);
+  RC_ASSERT(t.meta.max_causal_len() == m.max_causal_len);
+  RC_ASSERT(t.meta.max_full_len() == m.max_full_len);
+  RC_ASSERT(t.meta.num_causal_tokens() == m.num_causal_tokens);
+  RC_ASSERT(t.meta.num_full_tokens() == m.num_full_tokens);
+  RC_ASSERT(t.max_num_tokens == r.max_num_tokens);
+  expect_rows(t.causal_seq, r.causal_seq, like);
+  expect_rows(t.full_only_seq, r.full_only_seq, like);
+  RC_ASSERT(t.causal_sample_ids.scalar_type() == at::kLong);
+  RC_ASSERT(values_of<std::int64_t>(t.causal_sample_ids) == r.causal_sample_ids);
+  RC_ASSERT(values_of<std::int64_t>(t.full_only_sample_ids) == r.full_only_sample_ids);
+  RC_ASSERT(t.pad_segment == r.pad_segment);
+  RC_ASSERT(t.is_sharded == r.is_sharded);
+  RC_ASSERT(t.num_causal_tokens_local == r.num_causal_tokens_local);
+  RC_ASSERT(t.num_full_tokens_local == r.num_full_tokens_local);
+}
+
+struct Built {
+  sp::Case c;
+  at::Tensor input;
+  std::optional<ref::Pack> r;
+  std::optional<tb::SequencePack> t;
+};
+
+tb::BuildOptions options_of(const ref::Options& o) {
+  tb::BuildOptions b;
+  b.is_image_batch = o.is_image_batch;
+  b.cp_world_size = o.cp_world_size;
+  b.pad_for_cuda_graphs = o.pad_for_cuda_graphs;
+  b.full_seq_alignment = o.full_seq_alignment;
+  b.causal_seq_alignment = o.causal_seq_alignment;
+  b.pad_segment_only_when_padded = o.pad_segment_only_when_padded;
+  return b;
+}
+
+// A case, a tensor of a random dtype and shape, and both builds: the same
+// error class, or the same pack and marks.
+Built build_both(sp::Case c) {
+  const at::ScalarType type = *rc::gen::elementOf(std::vector<at::ScalarType>(std::begin(kDtypes), std::end(kDtypes)));
+  const auto trailing = *rc::gen::oneOf(rc::gen::just(std::vector<std::int64_t>{}),
+                                       rc::gen::container<std::vector<std::int64_t>>(1, rc::gen::inRange<std::int64_t>(1, 5)),
+                                       rc::gen::container<std::vector<std::int64_t>>(2, rc::gen::inRange<std::int64_t>(1, 4)));
+  RC_TAG(std::string(at::toString(type)) + " rank " + std::to_string(trailing.size() + 1));
+  const bool strided = *rc::gen::arbitrary<bool>();
+  at::Tensor input = random_rows(c.rows, type, trailing, strided);
+  Built b{std::move(c), std::move(input), std::nullopt, std::nullopt};
+  const ref::Layout& l = b.c.layout;
+  ref::GraphMarks rm = b.c.marks, tm = b.c.marks;
+  std::string r_error, t_error;
+  try {
+    b.r = ref::build_pack(rows_of(b.input), l, b.c.options, rm);
+  } catch (const ref::Error& e) {
+    r_error = ref::to_string(e.code());
+  }
+  try {
+    const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
+    b.t = tb::sequence_pack_from_packed_sequence(b.input, l.attn_modes, l.split_lens, l.sample_lens, und, at::Tensor(), tm,
+                                                 options_of(b.c.options));
+  } catch (const ref::Error& e) {
+    t_error = ref::to_string(e.code());
+  }
+  RC_ASSERT(t_error == r_error);
+  RC_ASSERT(tm == rm);
+  if (b.r) expect_same_pack(*b.t, *b.r, b.input);
+  return b;
+}
+
+sp::Case packer_case() {
+  sp::Case c = *sp::gen_packer_case();
+  RC_PRE(c.rows <= 4000);  // keeps random byte generation quick
+  return c;
+}
+
+RC_GTEST_PROP(TorchBinding, BuildMatchesTheReference, ()) {
+  build_both(*rc::gen::weightedOneOf<sp::Case>({{3, sp::gen_packer_case()}, {1, sp::gen_strict_case()}}));
+}
+
+RC_GTEST_PROP(TorchBinding, PreparedMetadataMatchesTheReference, ()) {
+  const sp::Case c = packer_case();
+  const ref::Layout& l = c.layout;
+  const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
+  const tb::SequencePackMetadata meta = tb::prepare_sequence_pack_metadata(l.sample_lens, l.split_lens, l.attn_modes, und);
+  RC_ASSERT(meta.matches_layout(l.sample_lens, l.split_lens, l.attn_modes));
+  const at::Tensor input = random_rows(c.rows, at::kFloat, {2}, false);
+  ref::GraphMarks rm = c.marks, tm = c.marks;
+  const ref::Pack r = ref::build_pack(rows_of(input), l, c.options, rm);
+  const tb::SequencePack t = tb::sequence_pack_from_packed_sequence(input, l.attn_modes, l.split_lens, l.sample_lens, und,
+                                                                    at::Tensor(), tm, options_of(c.options), meta);
+  expect_same_pack(t, r, input);
+  RC_ASSERT(tm == rm);
+}
+
+RC_GTEST_PROP(TorchBinding, ViewsMatchTheReference, ()) {
+  Built b = build_both(packer_case());
+  RC_ASSERT(b.r.has_value());
+  ref::Pack& r = *b.r;
+  tb::SequencePack& t = *b.t;
+  expect_rows(tb::get_all_seq(t), ref::get_all_seq(r), b.input);
+  const auto [seq, offsets, max_len] = tb::get_all_seq_padded(t);
+  const ref::AllSeqPadded rp = ref::get_all_seq_padded(r);
+  expect_rows(seq, rp.seq, b.input);
+  RC_ASSERT(offsets.scalar_type() == at::kInt);
+  RC_ASSERT(values_of<std::int32_t>(offsets) == rp.offsets);
+  RC_ASSERT(max_len == rp.max_len);
+  for (const bool causal : {true, false}) {
+    const auto [s, o, m] = causal ? tb::get_causal_seq_padded(t) : tb::get_full_only_seq_padded(t);
+    const ref::PaddedStreamView v = causal ? ref::get_causal_seq_padded(r) : ref::get_full_only_seq_padded(r);
+    expect_rows(s, v.seq, b.input);
+    RC_ASSERT(values_of<std::int32_t>(o) == v.offsets);
+    RC_ASSERT(m == v.max_len);
+  }
+  RC_ASSERT(tb::has_pad_segment(t) == ref::has_pad_segment(r));
+  RC_ASSERT(tb::get_num_real_tokens(t) == ref::get_num_real_tokens(r));
+
+  const at::Tensor value = random_rows(b.c.rows, b.input.scalar_type(),
+                                       std::vector<std::int64_t>(b.input.sizes().begin() + 1, b.input.sizes().end()),
+                                       *rc::gen::arbitrary<bool>());
+  const at::Tensor causal_before = t.causal_seq;
+  tb::set_all_seq(t, value);
+  ref::set_all_seq(r, rows_of(value));
+  expect_rows(t.causal_seq, r.causal_seq, b.input);
+  expect_rows(t.full_only_seq, r.full_only_seq, b.input);
+  RC_ASSERT(t.causal_seq.is_same(causal_before));  // in place, as the original
+
+  const tb::SequencePack f = tb::from_all_seq(value, t);
+  const ref::Pack rf = ref::from_all_seq(rows_of(value), r);
+  expect_rows(f.causal_seq, rf.causal_seq, b.input);
+  expect_rows(f.full_only_seq, rf.full_only_seq, b.input);
+
+  const tb::SequencePack z = tb::zeros_like(t, std::vector<std::int64_t>{-1, 3});
+  RC_ASSERT(z.causal_seq.dim() == 2 && z.causal_seq.size(1) == 3 && z.causal_seq.size(0) == t.causal_seq.size(0));
+  RC_ASSERT(z.causal_seq.scalar_type() == b.input.scalar_type());
+  RC_ASSERT(at::all(z.causal_seq == 0).item<bool>() && at::all(z.full_only_seq == 0).item<bool>());
+}
+
+RC_GTEST_PROP(TorchBinding, ShardsAndPositionIdsMatchTheReference, ()) {
+  Built b = build_both(packer_case());
+  RC_ASSERT(b.r.has_value());
+  const ref::Pack& r = *b.r;
+  const tb::SequencePack& t = *b.t;
+  const bool mrope = *rc::gen::arbitrary<bool>();
+  const at::ScalarType id_type = *rc::gen::element(at::kLong, at::kInt);
+  ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(b.c.rows), {}};
+  ids.values = *rc::gen::container<std::vector<std::int64_t>>(
+      ids.axes * ids.len, id_type == at::kInt ? rc::gen::inRange<std::int64_t>(INT32_MIN, INT32_MAX)
+                                              : rc::gen::arbitrary<std::int64_t>());
+  at::Tensor pos = at::tensor(at::ArrayRef<std::int64_t>(ids.values), at::kLong).to(id_type);
+  if (mrope) pos = pos.reshape({3, b.c.rows});
+  const auto expect_ids = [&](const at::Tensor& got, const ref::PositionIds& want) {
+    RC_ASSERT(got.scalar_type() == id_type);
+    RC_ASSERT(got.dim() == (mrope ? 2 : 1));
+    RC_ASSERT(values_of<std::int64_t>(got.to(at::kLong)) == want.values);
+  };
+  expect_ids(tb::get_und_position_ids(pos, t), ref::get_und_position_ids(ids, r));
+  expect_ids(tb::get_gen_position_ids(pos, t), ref::get_gen_position_ids(ids, r));
+
+  const std::int64_t world = b.c.options.cp_world_size;
+  std::vector<tb::SequencePack> shards;
+  for (std::int64_t rank = 0; rank < world; ++rank) {
+    std::string r_error, t_error;
+    std::optional<ref::Pack> rs;
+    std::optional<tb::SequencePack> ts;
+    try {
+      rs = ref::shard_pack(r, rank, world);
+    } catch (const ref::Error& e) {
+      r_error = ref::to_string(e.code());
+    }
+    try {
+      ts = tb::shard_pack(t, rank, world);
+    } catch (const ref::Error& e) {
+      t_error = ref::to_string(e.code());
+    }
+    RC_ASSERT(t_error == r_error);
+    if (!rs) return;
+    expect_same_pack(*ts, *rs, b.input);
+    RC_ASSERT(tb::get_num_real_tokens(*ts) == ref::get_num_real_tokens(*rs));
+    expect_ids(tb::shard_position_ids(pos, t, rank, world), ref::shard_position_ids(ids, r, rank, world));
+    shards.push_back(std::move(*ts));
+  }
+  const tb::SequencePack whole = tb::gather_shards(shards);
+  expect_rows(whole.causal_seq, r.causal_seq, b.input);
+  expect_rows(whole.full_only_seq, r.full_only_seq, b.input);
+  RC_ASSERT(values_of<std::int64_t>(whole.causal_sample_ids) == r.causal_sample_ids);
+  RC_ASSERT(values_of<std::int64_t>(whole.full_only_sample_ids) == r.full_only_sample_ids);
+}
+
+// Argument checks name the argument.
+struct Fixture {
+  tb::GraphMarks marks;
+  at::Tensor input = at::arange(12, at::kFloat).reshape({6, 2});
+  tb::SequencePack pack = tb::sequence_pack_from_packed_sequence(
+      input, {"causal", "full", "causal", "full"}, {1, 2, 2, 1}, {3, 3}, at::tensor({0, 3, 4}, at::kLong), at::Tensor(),
+      marks);
+};
+
+std::string field_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ref::Error& e) {
+    return e.field();
+  }
+  return "(no error)";
+}
+
+TEST(TorchBindingArguments, NameTheArgument) {
+  Fixture x;
+  EXPECT_EQ(field_of([&] { tb::set_all_seq(x.pack, at::zeros({6, 2}, at::kDouble)); }), "value");
+  EXPECT_EQ(field_of([&] { tb::set_all_seq(x.pack, at::zeros({6, 3}, at::kFloat)); }), "value");
+  EXPECT_EQ(field_of([&] { tb::set_all_seq(x.pack, at::zeros({5, 2}, at::kFloat)); }), "value");
+  EXPECT_EQ(field_of([&] { tb::set_und_seq(x.pack, at::zeros({7, 2}, at::kFloat)); }), "value");
+  EXPECT_EQ(field_of([&] { tb::from_all_seq(at::zeros({4, 2}, at::kFloat), x.pack); }), "packed");
+  EXPECT_EQ(field_of([&] { tb::get_und_position_ids(at::zeros({6}, at::kFloat), x.pack); }), "position_ids");
+  EXPECT_EQ(field_of([&] { tb::get_und_position_ids(at::zeros({5}, at::kLong), x.pack); }), "position_ids.len");
+  EXPECT_EQ(field_of([&] { tb::zeros_like(x.pack, std::vector<std::int64_t>{4, 2}); }), "shape");
+  tb::GraphMarks m;
+  const auto build = [&](const at::Tensor& rows, const at::Tensor& und) {
+    tb::sequence_pack_from_packed_sequence(rows, {"causal", "full"}, {3, 3}, {6}, und, at::Tensor(), m);
+  };
+  EXPECT_EQ(field_of([&] { build(at::zeros({}, at::kFloat), at::tensor({0, 1, 2}, at::kLong)); }), "packed_sequence");
+  EXPECT_EQ(field_of([&] { build(at::zeros({5, 2}, at::kFloat), at::tensor({0, 1, 2}, at::kLong)); }), "rows");
+  EXPECT_EQ(field_of([&] { build(at::zeros({6, 2}, at::kFloat), at::tensor({0.5, 1.0}, at::kFloat)); }),
+            "packed_und_token_indexes");
+  EXPECT_EQ(m, tb::GraphMarks{});
+}
+
+TEST(TorchBindingArguments, ResultsHaveTheOriginalsDtypes) {
+  Fixture x;
+  EXPECT_EQ(x.pack.meta.sample_offsets().scalar_type(), at::kInt);
+  EXPECT_EQ(x.pack.meta.causal_seq_offsets().scalar_type(), at::kInt);
+  EXPECT_EQ(x.pack.meta.full_indices().scalar_type(), at::kInt);
+  EXPECT_EQ(x.pack.causal_sample_ids.scalar_type(), at::kLong);
+  EXPECT_EQ(x.pack.meta.max_sample_len(), 3);
+  // Worked by hand: causal rows are packed rows 0, 3, 4 and full rows 1, 2, 5;
+  // each stream then has one zero row reserved for the pad segment.
+  EXPECT_TRUE(at::equal(tb::get_und_seq(x.pack), at::tensor({0.f, 1.f, 6.f, 7.f, 8.f, 9.f, 0.f, 0.f}).reshape({4, 2})));
+  EXPECT_TRUE(at::equal(tb::get_gen_seq(x.pack), at::tensor({2.f, 3.f, 4.f, 5.f, 10.f, 11.f, 0.f, 0.f}).reshape({4, 2})));
+  EXPECT_TRUE(tb::has_pad_segment(x.pack));
+  EXPECT_TRUE(at::equal(tb::get_all_seq(x.pack), x.input));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("RC_PARAMS", "max_success=500 max_size=80", 0);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

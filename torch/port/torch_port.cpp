@@ -1,0 +1,135 @@
+// The conformance port of the LibTorch binding: `seqpack oracle`'s protocol
+// loop with each case built through seqpack::torch_binding on CPU tensors.
+// The rows travel as a tensor whose dtype and shape follow the row width
+// (float64, float32, bfloat16 or uint8; [N] for 1-byte rows), so conformance
+// runs go through the binding's dtype and shape plumbing too.
+#include <ATen/ATen.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/torch/sequence_pack.hpp"
+
+namespace {
+
+namespace ref = seqpack::reference;
+namespace sc = seqpack::conformance;
+namespace tb = seqpack::torch_binding;
+
+at::Tensor tensor_of(const ref::Rows& rows) {
+  const auto n = static_cast<std::int64_t>(rows.rows());
+  const auto rb = static_cast<std::int64_t>(rows.row_bytes());
+  at::Tensor t;
+  if (rb == 1) t = at::empty({n}, at::kByte);
+  else if (rb > 0 && rb % 8 == 0) t = at::empty({n, rb / 8}, at::kDouble);
+  else if (rb > 0 && rb % 4 == 0) t = at::empty({n, rb / 4}, at::kFloat);
+  else if (rb > 0 && rb % 2 == 0) t = at::empty({n, rb / 2}, at::kBFloat16);
+  else t = at::empty({n, rb}, at::kByte);
+  if (rows.size_bytes()) std::memcpy(t.data_ptr(), rows.data(), rows.size_bytes());
+  return t;
+}
+
+ref::Rows rows_of(const at::Tensor& t, std::size_t row_bytes) {
+  const at::Tensor c = t.contiguous();
+  ref::Rows r(static_cast<std::size_t>(c.size(0)), row_bytes);
+  if (r.size_bytes()) std::memcpy(r.data(), c.data_ptr(), r.size_bytes());
+  return r;
+}
+
+template <typename T>
+std::vector<T> values_of(const at::Tensor& t) {
+  const at::Tensor c = t.contiguous();
+  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
+}
+
+ref::Pack host_pack(const tb::SequencePack& p, std::shared_ptr<const ref::Metadata> meta, std::size_t row_bytes) {
+  ref::Pack h;
+  h.meta = std::move(meta);
+  h.max_num_tokens = p.max_num_tokens;
+  h.causal_seq = rows_of(p.causal_seq, row_bytes);
+  h.full_only_seq = rows_of(p.full_only_seq, row_bytes);
+  h.causal_sample_ids = values_of<std::int64_t>(p.causal_sample_ids);
+  h.full_only_sample_ids = values_of<std::int64_t>(p.full_only_sample_ids);
+  h.pad_segment = p.pad_segment;
+  h.is_sharded = p.is_sharded;
+  h.num_causal_tokens_local = p.num_causal_tokens_local;
+  h.num_full_tokens_local = p.num_full_tokens_local;
+  return h;
+}
+
+class TorchBuilt : public sc::Built {
+ public:
+  TorchBuilt(tb::SequencePack p, const ref::Layout& layout, std::size_t row_bytes)
+      : pack_(std::move(p)), row_bytes_(row_bytes) {
+    // The metadata as the binding reports it, through its tensor accessors.
+    auto m = std::make_shared<ref::Metadata>();
+    const tb::SequencePackMetadata& t = pack_.meta;
+    m->sample_lens = layout.sample_lens;
+    m->split_lens = layout.split_lens;
+    for (const auto& mode : layout.attn_modes) m->attn_modes.push_back(mode == "causal" ? ref::AttnMode::causal : ref::AttnMode::full);
+    m->sample_offsets = values_of<std::int32_t>(t.sample_offsets());
+    m->max_sample_len = static_cast<std::int32_t>(t.max_sample_len());
+    m->max_causal_len = static_cast<std::int32_t>(t.max_causal_len());
+    m->max_full_len = static_cast<std::int32_t>(t.max_full_len());
+    m->causal_indices = values_of<std::int32_t>(t.causal_indices());
+    m->full_indices = values_of<std::int32_t>(t.full_indices());
+    m->causal_seq_offsets = values_of<std::int32_t>(t.causal_seq_offsets());
+    m->full_only_seq_offsets = values_of<std::int32_t>(t.full_only_seq_offsets());
+    m->causal_sample_ids = values_of<std::int64_t>(t.causal_sample_ids());
+    m->full_only_sample_ids = values_of<std::int64_t>(t.full_only_sample_ids());
+    m->num_causal_tokens = t.num_causal_tokens();
+    m->num_full_tokens = t.num_full_tokens();
+    meta_ = std::move(m);
+    host_ = host_pack(pack_, meta_, row_bytes_);
+  }
+  const ref::Pack& pack() const override { return host_; }
+  ref::AllSeqPadded all_seq_padded() const override {
+    auto [seq, offsets, max_len] = tb::get_all_seq_padded(pack_);
+    return {rows_of(seq, row_bytes_), values_of<std::int32_t>(offsets), static_cast<std::int32_t>(max_len)};
+  }
+  ref::Pack shard(std::int64_t rank, std::int64_t world) const override {
+    return host_pack(tb::shard_pack(pack_, rank, world), meta_, row_bytes_);
+  }
+
+ private:
+  tb::SequencePack pack_;
+  std::size_t row_bytes_;
+  std::shared_ptr<const ref::Metadata> meta_;
+  ref::Pack host_;
+};
+
+class TorchImplementation : public sc::Implementation {
+ public:
+  std::string name() const override { return "seqpack LibTorch binding (CPU tensors)"; }
+  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::properties::Case& c,
+                                   ref::GraphMarks& marks) const override {
+    const ref::Layout& l = c.layout;
+    const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
+    tb::BuildOptions o;
+    o.is_image_batch = c.options.is_image_batch;
+    o.cp_world_size = c.options.cp_world_size;
+    o.pad_for_cuda_graphs = c.options.pad_for_cuda_graphs;
+    o.full_seq_alignment = c.options.full_seq_alignment;
+    o.causal_seq_alignment = c.options.causal_seq_alignment;
+    o.pad_segment_only_when_padded = c.options.pad_segment_only_when_padded;
+    tb::SequencePack p = tb::sequence_pack_from_packed_sequence(tensor_of(rows), l.attn_modes, l.split_lens, l.sample_lens,
+                                                                und, at::Tensor(), marks, o);
+    return std::make_unique<TorchBuilt>(std::move(p), l, rows.row_bytes());
+  }
+};
+
+}  // namespace
+
+int main() {
+  std::ios::sync_with_stdio(false);
+  const TorchImplementation impl;
+  sc::Oracle oracle(true, impl);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    std::cout << oracle.handle(line) << '\n' << std::flush;
+  }
+  return 0;
+}
