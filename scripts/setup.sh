@@ -11,6 +11,7 @@ packages=(
   libtorch-dev python3-torch
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14
+  zip
 )
 
 missing=()

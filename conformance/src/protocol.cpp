@@ -1,6 +1,8 @@
 // The oracle's answers and the comparison of results.
 #include "seqpack/conformance/protocol.hpp"
 
+#include <atomic>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -217,6 +219,8 @@ class ReferenceImplementation : public Implementation {
   }
 };
 
+std::atomic<std::int64_t> g_row_limit{kMaxOracleRows};
+
 std::string result_or_error(const Implementation& impl, const properties::Case& c, const std::string& id,
                             const std::vector<std::string>& views, Encoding encoding) {
   try {
@@ -240,11 +244,12 @@ std::string result_or_error(const Implementation& impl, const properties::Case& 
     } catch (const ref::Error& e) {
       rejected = e;
     }
-    if (rejected && (c.rows < 0 || c.rows > kMaxOracleRows)) throw *rejected;
-    if (padded_rows > kMaxOracleRows) {
+    const std::int64_t limit = oracle_row_limit();
+    if (rejected && (c.rows < 0 || c.rows > limit)) throw *rejected;
+    if (padded_rows > limit || (!rejected && c.rows > limit)) {
       return error_line(id, "too_large",
                         "padded streams of " + std::to_string(padded_rows) + " rows exceed the oracle's limit of " +
-                            std::to_string(kMaxOracleRows));
+                            std::to_string(limit));
     }
     ref::GraphMarks after = c.marks;
     const std::unique_ptr<Built> built = impl.build(self_naming_rows(c.rows), c, after);
@@ -361,6 +366,9 @@ void expand_runs(json& v) {
 }
 
 }  // namespace
+
+void set_oracle_row_limit(std::int64_t rows) { g_row_limit = rows; }
+std::int64_t oracle_row_limit() { return g_row_limit; }
 
 const std::vector<std::string>& oracle_views() {
   static const std::vector<std::string> views = {"all_seq_padded", "cp_shards"};

@@ -16,6 +16,11 @@ inline constexpr const char* kProtocol = "seqpack-conformance/1";
 
 /// Padded rows above which the oracle answers `too_large` instead of building.
 inline constexpr std::int64_t kMaxOracleRows = std::int64_t{1} << 25;
+
+/// Lowers (or restores) the oracle's row limit for this process; the fuzz
+/// target of the protocol uses a small one so that every input stays fast.
+void set_oracle_row_limit(std::int64_t rows);
+std::int64_t oracle_row_limit();
 /// Request lines longer than this are answered with `bad_request`.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 
