@@ -22,7 +22,11 @@ namespace gpu = seqpack::gpu;
 namespace sp = seqpack::properties;
 
 
-void poison() { gpu::set_poison(*rc::gen::inRange(0, 256)); }
+// Poisons the next outputs and picks the metadata expansion (both are checked).
+void poison() {
+  gpu::set_poison(*rc::gen::inRange(0, 256));
+  gpu::set_scan_expansion(*rc::gen::arbitrary<bool>());
+}
 
 void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
   const ref::Metadata& m = *r.meta;

@@ -171,11 +171,40 @@ struct CarrySplit {
   }
 };
 
+// Writes the rows of whole splits: one work item per split, a plain loop over
+// its rows. The host backends' expansion: sequential loops with no carried
+// dependency (on a GPU, one thread per split would serialise long splits).
+struct SplitRows {
+  const std::int64_t* offsets;
+  const std::int64_t* starts;
+  const std::int64_t* samples;
+  std::int32_t* indices;
+  std::int64_t* sample_ids;
+  SEQPACK_HOST_DEVICE void operator()(std::size_t k) const {
+    const auto first = static_cast<std::int32_t>(offsets[k]), last = static_cast<std::int32_t>(offsets[k + 1]);
+    const auto start = static_cast<std::int32_t>(starts[k]);
+    const std::int64_t sample = samples[k];
+    for (std::int32_t i = first; i < last; ++i) {
+      indices[i] = start + (i - first);
+      sample_ids[i] = sample;
+    }
+  }
+};
+
+// Which expansion builds the metadata arrays: the scan (the CUDA build's) or
+// whole splits (the host backends'). Tests switch it to run both everywhere.
+#ifdef SEQPACK_GPU_CUDA
+bool g_scan_expansion = true;
+#else
+bool g_scan_expansion = false;
+#endif
+
 // Builds one stream's indices and sample ids on the device from its O(splits)
-// tables, in linear passes over the output itself: each non-empty split's
+// tables. On the CUDA build, linear passes over the output itself: each non-empty split's
 // number is scattered to its first row, a max-scan carries it over the split's
 // rows, and a transform turns (split, row) into the packed position and the
-// sample (fused into the scan's output). The tables go up in one upload.
+// sample (fused into the scan's output). On the host backends, SplitRows. The
+// tables go up in one upload.
 void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& starts,
                    const std::vector<std::int64_t>& samples, DeviceBuffer<std::int32_t>& indices,
                    DeviceBuffer<std::int64_t>& sample_ids, Stream s) {
@@ -197,13 +226,19 @@ void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<s
     if (offsets[k + 1] > offsets[k]) table.push_back(static_cast<std::int64_t>(k));
   }
   const DeviceBuffer<std::int64_t> d_table = upload(table);
+  const std::int64_t* t = thrust::raw_pointer_cast(d_table.data());
+  if (!g_scan_expansion) {
+    thrust::for_each(exec(s), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(splits),
+                     SplitRows{t, t + splits + 1, t + 2 * splits + 1, thrust::raw_pointer_cast(indices.data()),
+                               thrust::raw_pointer_cast(sample_ids.data())});
+    return;
+  }
   const auto at = [&](std::size_t from) { return d_table.begin() + static_cast<std::ptrdiff_t>(from); };
   const std::size_t firsts = 3 * splits + 1, numbers = firsts + non_empty;
   thrust::fill(exec(s), indices.begin(), indices.end(), 0);
   thrust::scatter(exec(s), at(numbers), at(numbers + non_empty), at(firsts), indices.begin());
   // One pass: the scan carries (row, split) and its output is transformed
   // straight into (index, sample id); it reads indices[i] before writing it.
-  const std::int64_t* t = thrust::raw_pointer_cast(d_table.data());
   const auto rows = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<std::int32_t>(0), indices.begin()));
   const auto out = thrust::make_transform_output_iterator(
       thrust::make_zip_iterator(thrust::make_tuple(indices.begin(), sample_ids.begin())),
@@ -225,6 +260,7 @@ void require_unsharded(const DevicePack& pack, const char* what) {
 }  // namespace
 
 void set_poison(int byte) { g_poison = byte; }
+void set_scan_expansion(bool scan) { g_scan_expansion = scan; }
 
 DeviceRows to_device(const reference::Rows& rows, Stream) {
   DeviceRows d{rows.rows(), rows.row_bytes(), DeviceBuffer<unsigned char>(rows.size_bytes())};

@@ -11,5 +11,10 @@ inline namespace SEQPACK_GPU_BACKEND {
 /// from the reference; -1 (the default) turns it off.
 void set_poison(int byte);
 
+/// Builds metadata arrays with the scan (true; the CUDA build's default) or
+/// split by split (false; the host backends' default), so that the
+/// differential tests check both expansions on every backend.
+void set_scan_expansion(bool scan);
+
 }  // namespace SEQPACK_GPU_BACKEND
 }  // namespace seqpack::gpu
