@@ -24,14 +24,7 @@ namespace sp = seqpack::properties;
 // The protocol loop: one answer line per request line, flushed.
 int run_oracle_loop(bool allow_runs) {
   std::ios::sync_with_stdio(false);
-  sc::Oracle oracle(allow_runs);
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::cout << oracle.handle(line) << '\n' << std::flush;
-  }
-  return 0;
+  return sc::serve(std::cin, std::cout, allow_runs);
 }
 
 // One case file, printed readably, then the protocol result.

@@ -68,13 +68,7 @@ void check_torch(const Case& c, const ref::Rows& rows, const std::optional<ref::
   namespace tb = seqpack::torch_binding;
   at::Tensor input = at::empty({static_cast<std::int64_t>(rows.rows()), static_cast<std::int64_t>(rows.row_bytes())}, at::kByte);
   if (rows.size_bytes()) std::memcpy(input.data_ptr(), rows.data(), rows.size_bytes());
-  tb::BuildOptions o;
-  o.is_image_batch = c.options.is_image_batch;
-  o.cp_world_size = c.options.cp_world_size;
-  o.pad_for_cuda_graphs = c.options.pad_for_cuda_graphs;
-  o.full_seq_alignment = c.options.full_seq_alignment;
-  o.causal_seq_alignment = c.options.causal_seq_alignment;
-  o.pad_segment_only_when_padded = c.options.pad_segment_only_when_padded;
+  const tb::BuildOptions o = tb::build_options(c.options);
   ref::GraphMarks marks = c.marks;
   const auto [error, t] = attempt([&] {
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(c.layout.und_token_indexes), at::kLong);

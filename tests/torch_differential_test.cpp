@@ -117,16 +117,6 @@ struct Built {
   std::optional<tb::SequencePack> t;
 };
 
-tb::BuildOptions options_of(const ref::Options& o) {
-  tb::BuildOptions b;
-  b.is_image_batch = o.is_image_batch;
-  b.cp_world_size = o.cp_world_size;
-  b.pad_for_cuda_graphs = o.pad_for_cuda_graphs;
-  b.full_seq_alignment = o.full_seq_alignment;
-  b.causal_seq_alignment = o.causal_seq_alignment;
-  b.pad_segment_only_when_padded = o.pad_segment_only_when_padded;
-  return b;
-}
 
 // A case, a tensor of a random dtype and shape, and both builds: the same
 // error class, or the same pack and marks.
@@ -150,7 +140,7 @@ Built build_both(sp::Case c) {
   try {
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
     b.t = tb::sequence_pack_from_packed_sequence(b.input, l.attn_modes, l.split_lens, l.sample_lens, und, at::Tensor(), tm,
-                                                 options_of(b.c.options));
+                                                 tb::build_options(b.c.options));
   } catch (const ref::Error& e) {
     t_error = ref::to_string(e.code());
   }
@@ -180,7 +170,7 @@ RC_GTEST_PROP(TorchBinding, PreparedMetadataMatchesTheReference, ()) {
   ref::GraphMarks rm = c.marks, tm = c.marks;
   const ref::Pack r = ref::build_pack(rows_of(input), l, c.options, rm);
   const tb::SequencePack t = tb::sequence_pack_from_packed_sequence(input, l.attn_modes, l.split_lens, l.sample_lens, und,
-                                                                    at::Tensor(), tm, options_of(c.options), meta);
+                                                                    at::Tensor(), tm, tb::build_options(c.options), meta);
   expect_same_pack(t, r, input);
   RC_ASSERT(tm == rm);
 }

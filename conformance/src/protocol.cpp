@@ -2,6 +2,8 @@
 #include "seqpack/conformance/protocol.hpp"
 
 #include <atomic>
+#include <istream>
+#include <ostream>
 
 #include <nlohmann/json.hpp>
 
@@ -393,6 +395,17 @@ std::string result_line(const Implementation& impl, const properties::Case& c, c
 std::string request_line(const properties::Case& c, const std::string& id) { return properties::to_json(c, id); }
 
 std::string handle_line(const std::string& line) { return Oracle(false).handle(line); }
+
+int serve(std::istream& in, std::ostream& out, bool allow_runs, const Implementation& impl) {
+  Oracle oracle(allow_runs, impl);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    out << oracle.handle(line) << '\n' << std::flush;
+  }
+  return 0;
+}
 
 std::string Oracle::handle(const std::string& line) {
   std::string id;

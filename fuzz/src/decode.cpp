@@ -75,17 +75,6 @@ std::int64_t earlier_mark(ByteReader& r) {
   return (n + step - 1) / step * step;
 }
 
-void fill_und(Case& c) {
-  c.layout.und_token_indexes.clear();
-  std::int64_t pos = 0;
-  for (std::size_t j = 0; j < c.layout.split_lens.size(); ++j) {
-    const std::int64_t len = std::max<std::int64_t>(0, c.layout.split_lens[j]);
-    if (c.layout.attn_modes[j] == "causal") {
-      for (std::int64_t i = 0; i < len; ++i) c.layout.und_token_indexes.push_back(pos + i);
-    }
-    pos += len;
-  }
-}
 
 std::int64_t total(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
 
@@ -132,7 +121,7 @@ Case structured(ByteReader& r) {
       c.layout.sample_lens.push_back(full);
     }
   }
-  fill_und(c);
+  properties::list_und_tokens(c);
   if (unusual && r.flag() && !c.layout.und_token_indexes.empty()) c.layout.und_token_indexes.pop_back();
   if (r.byte() % 5 < 2) {
     c.marks = {earlier_mark(r), earlier_mark(r), earlier_mark(r), earlier_mark(r)};
@@ -183,7 +172,7 @@ void plant(ByteReader& r, Case& c) {
       return;
     case 5:
       L.split_lens[at(L.split_lens.size())] += 1;
-      fill_und(c);
+      properties::list_und_tokens(c);
       c.fault = "tiling_sum";
       c.expect_error = "invalid_layout";
       return;
@@ -191,7 +180,7 @@ void plant(ByteReader& r, Case& c) {
       L.sample_lens.insert(L.sample_lens.begin(), {2, 2});
       L.split_lens.insert(L.split_lens.begin(), {1, 2, 1});
       L.attn_modes.insert(L.attn_modes.begin(), {"causal", "full", "full"});
-      fill_und(c);
+      properties::list_und_tokens(c);
       c.rows += 4;
       c.fault = "tiling_boundary";
       c.expect_error = "invalid_layout";
@@ -211,7 +200,7 @@ void plant(ByteReader& r, Case& c) {
       L.sample_lens.push_back(3);
       L.split_lens.insert(L.split_lens.end(), {1, 2});
       L.attn_modes.insert(L.attn_modes.end(), {"causal", "full"});
-      fill_und(c);
+      properties::list_und_tokens(c);
       L.und_token_indexes.push_back(c.rows + 1);
       c.rows += 3;
       c.fault = "und_in_full";
@@ -249,7 +238,7 @@ void plant(ByteReader& r, Case& c) {
         len += a + b;
       }
       L.sample_lens.push_back(len);
-      fill_und(c);
+      properties::list_und_tokens(c);
       c.rows = len;
       c.options.pad_segment_only_when_padded = false;
       c.options.causal_seq_alignment = c.options.full_seq_alignment = 1;
@@ -301,7 +290,7 @@ Case raw(ByteReader& r) {
     // enough positions to list).
     std::int64_t positions = 0;
     for (const std::int64_t l : c.layout.split_lens) positions += std::min<std::int64_t>(std::max<std::int64_t>(l, 0), kMaxFuzzRows + 1);
-    if (positions <= kMaxFuzzRows && c.layout.attn_modes.size() == c.layout.split_lens.size()) fill_und(c);
+    if (positions <= kMaxFuzzRows && c.layout.attn_modes.size() == c.layout.split_lens.size()) properties::list_und_tokens(c);
   } else {
     for (std::uint64_t k = 1; k < und && !r.empty(); ++k) c.layout.und_token_indexes.push_back(r.svarint());
   }

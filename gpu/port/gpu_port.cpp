@@ -69,11 +69,5 @@ class GpuImplementation : public sc::Implementation {
 int main() {
   std::ios::sync_with_stdio(false);
   const GpuImplementation impl;
-  sc::Oracle oracle(true, impl);
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (line.empty()) continue;
-    std::cout << oracle.handle(line) << '\n' << std::flush;
-  }
-  return 0;
+  return sc::serve(std::cin, std::cout, true, impl);
 }

@@ -97,6 +97,18 @@ std::string string_or(const json& j, const char* key, const char* where) {
 
 }  // namespace
 
+void list_und_tokens(Case& c) {
+  c.layout.und_token_indexes.clear();
+  std::int64_t pos = 0;
+  for (std::size_t j = 0; j < c.layout.split_lens.size(); ++j) {
+    const std::int64_t len = std::max<std::int64_t>(0, c.layout.split_lens[j]);
+    if (c.layout.attn_modes[j] == "causal") {
+      for (std::int64_t i = 0; i < len; ++i) c.layout.und_token_indexes.push_back(pos + i);
+    }
+    pos += len;
+  }
+}
+
 reference::Rows case_rows(const Case& c) {
   reference::Rows rows(static_cast<std::size_t>(c.rows < 0 ? 0 : c.rows), c.row_bytes);
   std::uint64_t s = c.data_seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;

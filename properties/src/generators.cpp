@@ -86,17 +86,6 @@ reference::GraphMarks gen_marks() {
   return m;
 }
 
-void fill_und(Case& c) {
-  c.layout.und_token_indexes.clear();
-  std::int64_t pos = 0;
-  for (std::size_t j = 0; j < c.layout.split_lens.size(); ++j) {
-    const std::int64_t len = std::max<std::int64_t>(0, c.layout.split_lens[j]);
-    if (c.layout.attn_modes[j] == "causal") {
-      for (std::int64_t i = 0; i < len; ++i) c.layout.und_token_indexes.push_back(pos + i);
-    }
-    pos += len;
-  }
-}
 
 std::int64_t sum(const I64& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
 
@@ -156,7 +145,7 @@ Case packer_case() {
       c.layout.sample_lens.push_back(full[s]);
     }
   }
-  fill_und(c);
+  list_und_tokens(c);
   c.marks = gen_marks();
   c.rows = sum(c.layout.sample_lens);
   c.row_bytes = *gen::element<std::size_t>(1, 2, 4, 8, 16, 3, 12);
@@ -183,7 +172,7 @@ Case unusual_case() {
     }
     c.layout.sample_lens.push_back(len);
   }
-  fill_und(c);
+  list_und_tokens(c);
   // Not every und token need be listed.
   if (*gen::arbitrary<bool>() && !c.layout.und_token_indexes.empty()) c.layout.und_token_indexes.pop_back();
   c.rows = sum(c.layout.sample_lens);
@@ -272,7 +261,7 @@ Case planted_case() {
     case Fault::tiling_sum: {
       const std::size_t j = *gen::inRange<std::size_t>(0, L.split_lens.size());
       L.split_lens[j] += 1;
-      fill_und(c);
+      list_und_tokens(c);
       c.expect_error = "invalid_layout";
       break;
     }
@@ -281,7 +270,7 @@ Case planted_case() {
       L.sample_lens.insert(L.sample_lens.begin(), {2, 2});
       L.split_lens.insert(L.split_lens.begin(), {1, 2, 1});
       L.attn_modes.insert(L.attn_modes.begin(), {"causal", "full", "full"});
-      fill_und(c);
+      list_und_tokens(c);
       c.rows += 4;
       c.expect_error = "invalid_layout";
       break;
@@ -300,7 +289,7 @@ Case planted_case() {
       L.sample_lens.push_back(3);
       L.split_lens.insert(L.split_lens.end(), {1, 2});
       L.attn_modes.insert(L.attn_modes.end(), {"causal", "full"});
-      fill_und(c);
+      list_und_tokens(c);
       L.und_token_indexes.push_back(c.rows + 1);
       c.rows += 3;
       c.expect_error = "und_token_in_full_split";
@@ -339,7 +328,7 @@ Case planted_case() {
         len += a + b;
       }
       L.sample_lens.push_back(len);
-      fill_und(c);
+      list_und_tokens(c);
       c.rows = len;
       c.options.pad_segment_only_when_padded = false;
       c.options.causal_seq_alignment = c.options.full_seq_alignment = 1;

@@ -107,15 +107,8 @@ class TorchImplementation : public sc::Implementation {
                                    ref::GraphMarks& marks) const override {
     const ref::Layout& l = c.layout;
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
-    tb::BuildOptions o;
-    o.is_image_batch = c.options.is_image_batch;
-    o.cp_world_size = c.options.cp_world_size;
-    o.pad_for_cuda_graphs = c.options.pad_for_cuda_graphs;
-    o.full_seq_alignment = c.options.full_seq_alignment;
-    o.causal_seq_alignment = c.options.causal_seq_alignment;
-    o.pad_segment_only_when_padded = c.options.pad_segment_only_when_padded;
     tb::SequencePack p = tb::sequence_pack_from_packed_sequence(tensor_of(rows), l.attn_modes, l.split_lens, l.sample_lens,
-                                                                und, at::Tensor(), marks, o);
+                                                                und, at::Tensor(), marks, tb::build_options(c.options));
     return std::make_unique<TorchBuilt>(std::move(p), l, rows.row_bytes());
   }
 };
@@ -125,11 +118,5 @@ class TorchImplementation : public sc::Implementation {
 int main() {
   std::ios::sync_with_stdio(false);
   const TorchImplementation impl;
-  sc::Oracle oracle(true, impl);
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (line.empty()) continue;
-    std::cout << oracle.handle(line) << '\n' << std::flush;
-  }
-  return 0;
+  return sc::serve(std::cin, std::cout, true, impl);
 }

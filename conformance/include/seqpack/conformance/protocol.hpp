@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <memory>
 #include <vector>
@@ -76,6 +77,12 @@ class Oracle {
   const Implementation* impl_;
   Encoding encoding_ = Encoding::plain;
 };
+
+/// A port's main loop: answers each request line of `in` on `out` (one line
+/// each, flushed), with `impl` building the cases; blank lines and a trailing
+/// CR are skipped. Returns 0 at the end of the input.
+int serve(std::istream& in, std::ostream& out, bool allow_runs = true,
+          const Implementation& impl = reference_implementation());
 
 /// The oracle's answer to one request line (hello, case, or anything else),
 /// plain encoding. Never throws: malformed input gets an error result naming

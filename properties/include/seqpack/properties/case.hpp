@@ -24,6 +24,10 @@ struct Case {
   std::string fault;            ///< the planted fault ("option", "tiling_sum", ...), empty if valid
 };
 
+/// Sets the case's und_token_indexes to every causal position, in packed
+/// order (a negative split length counts as 0), as the packer lists them.
+void list_und_tokens(Case& c);
+
 /// The case's category for known-failure lists: "valid", or "<class>/<fault>".
 std::string category(const Case& c);
 

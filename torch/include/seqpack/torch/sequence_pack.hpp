@@ -80,6 +80,18 @@ struct BuildOptions {
   bool pad_segment_only_when_padded = false;
 };
 
+/// The keyword arguments that the reference's options stand for.
+inline BuildOptions build_options(const reference::Options& o) {
+  BuildOptions b;
+  b.is_image_batch = o.is_image_batch;
+  b.cp_world_size = o.cp_world_size;
+  b.pad_for_cuda_graphs = o.pad_for_cuda_graphs;
+  b.full_seq_alignment = o.full_seq_alignment;
+  b.causal_seq_alignment = o.causal_seq_alignment;
+  b.pad_segment_only_when_padded = o.pad_segment_only_when_padded;
+  return b;
+}
+
 /// The CUDA-graph high-water marks, an explicit object the caller owns (the
 /// original keeps them in module globals).
 using GraphMarks = reference::GraphMarks;
