@@ -101,6 +101,26 @@ TEST(Errors, OverflowOfTokenCountAndPaddedSize) {
                "graph_bounds.image.causal", "3000000000");
 }
 
+// The fuzz finding of issue 17 (corpus/build_pack/8d45207981bf9fd2bf30c596babd148e1beafaba):
+// an alignment past int32 on a stream that stays empty is accepted, as the
+// original accepts it (0 rows pad to 0 under any alignment, and no offset
+// passes int32). One row on that stream is overflow.
+TEST(Errors, AlignmentPastInt32OnAnEmptyStreamBuilds) {
+  ref::Options o;
+  o.full_seq_alignment = 3349676970496LL;
+  o.is_image_batch = true;
+  const ref::Pack p = build(make_layout({0}, {}, {}), o);
+  EXPECT_EQ(p.causal_seq.rows(), 0u);
+  EXPECT_EQ(p.full_only_seq.rows(), 0u);
+  EXPECT_EQ(p.meta->sample_offsets, (std::vector<std::int32_t>{0, 0}));
+  // A causal-only sample leaves the full stream empty too.
+  const ref::Pack q = build(make_layout({3}, {"causal"}, {3}), o);
+  EXPECT_EQ(q.causal_seq.rows(), 3u);
+  EXPECT_EQ(q.full_only_seq.rows(), 0u);
+  expect_error([&] { build(make_layout({1}, {"full"}, {1}), o); }, Errc::overflow, "options.full_seq_alignment",
+               "alignment=3349676970496");
+}
+
 TEST(Errors, OverflowOfTheInterleavedPadSegment) {
   // Each stream fits int32, their sum (the pad-segment sample offset) does not.
   ref::Options o;

@@ -114,6 +114,19 @@ std::vector<Vector> make_vectors() {
     c = make({2147483647, 1}, {"full", "full"}, {2147483647, 1});
     add("error-overflow-tokens", c);
   }
+  // An alignment past int32 on a stream that stays empty builds: 0 rows pad to
+  // 0 under any alignment (the fuzz finding of issue 17). One row on it is the
+  // error-overflow vector above.
+  {
+    sp::Case c = make({0}, {}, {});
+    c.options.full_seq_alignment = 3349676970496LL;
+    c.options.is_image_batch = true;
+    add("edge-empty-full-alignment-past-int32", c);
+    c = make({3}, {"causal"}, {3});
+    c.options.full_seq_alignment = 4294967296LL;
+    c.options.pad_for_cuda_graphs = true;
+    add("edge-causal-only-full-alignment-past-int32", c);
+  }
   // Generated cases of both profiles, small enough to keep the file readable.
   for (const auto profile : {sp::Profile::packer, sp::Profile::strict}) {
     const auto gen = sp::gen_case(profile);

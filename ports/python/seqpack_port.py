@@ -20,6 +20,7 @@ What the adapter does, and nothing more (no SequencePack logic of its own):
     since the original would try to allocate them.
 """
 import json
+import math
 import sys
 import types
 
@@ -88,13 +89,33 @@ def rows_of(t):
     return [int(v) - 1 for v in t[:, 0].tolist()] if t.shape[0] else []
 
 
+def stream_bounds(layout, opts):
+    """An upper bound of each padded stream's rows: 0 for a stream that stays
+    empty (0 pads to 0 under any alignment), else its tokens, the pad
+    segment's row and one step of lcm(alignment, largest bucket, cp)."""
+    tokens = {"causal": 0, "full": 0}
+    splits = {"causal": 0, "full": 0}
+    for mode, n in zip(layout["attn_modes"], layout["split_lens"]):
+        if mode in tokens:
+            tokens[mode] += abs(int(n))
+            splits[mode] += 1
+    reserve = 1 if splits["causal"] == splits["full"] > 0 else 0
+    cp = max(abs(int(opts.get("cp_world_size", 1))), 1)
+    out = []
+    for mode, key in (("causal", "causal_seq_alignment"), ("full", "full_seq_alignment")):
+        n = tokens[mode] + reserve
+        step = math.lcm(max(abs(int(opts.get(key, 1))), 1), 2048, cp)
+        out.append(0 if n == 0 else n + step)
+    return out
+
+
 def answer(mod, torch, req):
     cid = req.get("id", "")
     layout = req["layout"]
     opts = req.get("options", {})
     bounds = req.get("graph_bounds") or {"image": [0, 0], "video": [0, 0]}
     rows = int(req["rows"])
-    big = [rows] + [abs(int(opts.get(k, 1))) for k in ("full_seq_alignment", "causal_seq_alignment", "cp_world_size")]
+    big = [rows] + stream_bounds(layout, opts)
     big += [abs(int(v)) for kind in ("image", "video") for v in bounds[kind]]
     if max(big) > LIMIT or sum(abs(int(v)) for v in layout["sample_lens"]) > LIMIT:
         return {"type": "result", "id": cid, "ok": False, "error": "adapter_limit",

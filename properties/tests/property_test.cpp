@@ -39,7 +39,7 @@ class PropertyTest : public ::testing::Test {
     const bool ok = rc::check(prop.name + " (" + profile_name(profile_) + ")", [&] {
       const sp::Case c = *(prop.valid_only ? sp::gen_valid_case(profile_) : sp::gen_case(profile_));
       try {
-        prop.check(c);
+        prop.check(sp::Subject(c));
       } catch (...) {
         last_failure = c;
         throw;

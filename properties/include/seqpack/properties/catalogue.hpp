@@ -2,7 +2,9 @@
 // so that RapidCheck, the fuzz targets and the corpus replay share them.
 #pragma once
 
+#include <exception>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -18,11 +20,35 @@ class Violation : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A case and what the reference makes of it, made once and shared by every
+/// property that only reads it: the input rows, the pack and the marks after
+/// the build. A property that changes a pack copies it first. The case must
+/// outlive the subject.
+class Subject {
+ public:
+  explicit Subject(const Case& c) : case_(c) {}
+  const Case& c() const { return case_; }
+  /// The input rows, `case_rows(c())`.
+  const reference::Rows& rows() const;
+  /// The reference's pack of the case; rethrows the build's error on every call.
+  const reference::Pack& pack() const;
+  /// The graph marks after the build (throws as pack() does).
+  const reference::GraphMarks& marks_after() const;
+
+ private:
+  void build() const;
+  const Case& case_;
+  mutable std::optional<reference::Rows> rows_;
+  mutable std::optional<reference::Pack> pack_;
+  mutable reference::GraphMarks marks_after_;
+  mutable std::exception_ptr error_;
+};
+
 struct Property {
   std::string name;    ///< e.g. "pad_segment.non_empty"
   std::string guards;  ///< the spec sentence or line it guards
   bool valid_only;     ///< runs on valid cases only (others are skipped)
-  std::function<void(const Case&)> check;  ///< throws Violation when the property fails
+  std::function<void(const Subject&)> check;  ///< throws Violation when the property fails
 };
 
 /// Every property, in catalogue order.
@@ -34,5 +60,8 @@ std::pair<std::int64_t, std::int64_t> expected_stream_lengths(const Case& c);
 
 /// Runs every applicable property on `c`; returns the violations, one line each.
 std::vector<std::string> check_all(const Case& c);
+
+/// The same on a subject whose case and build the caller holds.
+std::vector<std::string> check_all(const Subject& subject);
 
 }  // namespace seqpack::properties
