@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "seqpack/reference/reference.hpp"
@@ -128,12 +129,28 @@ std::pair<std::int64_t, std::int64_t> expected_lengths(const Case& c) {
   return {causal, full};
 }
 
-// Whether the padded streams and their sum (the pad segment's sample offset)
-// fit int32. A variant of a valid case that does not is refused as overflow
-// (an alignment past int32 is legal only on a stream that stays empty).
-bool fits_int32(const Case& c) {
-  const auto [causal, full] = expected_lengths(c);
-  return causal <= kInt32Limit && full <= kInt32Limit && causal + full <= kInt32Limit;
+// A variant of a valid case that a property compares with it, built; nothing
+// when the spec refuses the variant for a reason of its own, or when it is
+// far larger than the case:
+//  - a stream (or the pad segment's offset) passes int32: an alignment past
+//    int32 is legal only on a stream that stays empty (overflow);
+//  - the case built without a pad segment and the variant needs one that the
+//    layout cannot pair (pad_segment_pairing; pad_segment_only_when_padded
+//    keeps such layouts valid while nothing is padded);
+//  - its padded streams pass 4x the case's plus 65536 rows (an alignment of a
+//    million rows on an empty stream the variant fills): the properties stay
+//    within a fixed factor of what the generator or the fuzz budget gave them.
+std::optional<ref::Pack> build_variant(const Case& c, const ref::Pack& built, const Case& variant) {
+  const auto [causal, full] = expected_lengths(variant);
+  if (causal > kInt32Limit || full > kInt32Limit || causal + full > kInt32Limit) return std::nullopt;
+  const auto [case_causal, case_full] = expected_lengths(c);
+  if (causal + full > 4 * (case_causal + case_full) + 65536) return std::nullopt;
+  try {
+    return build_case(variant);
+  } catch (const ref::Error& e) {
+    if (e.code() == ref::Errc::pad_segment_pairing && !built.pad_segment) return std::nullopt;
+    throw;
+  }
 }
 
 bool row_is_zero(const ref::Rows& rows, std::size_t r) {
@@ -359,14 +376,21 @@ void pad_segment_only_when_padded(const Subject& subject) {
   if (!c.options.pad_segment_only_when_padded) return;
   Case always = c;
   always.options.pad_segment_only_when_padded = false;
-  if (!fits_int32(always)) return;  // the pad segment's row fills a stream aligned past int32: overflow
   const ref::Pack& with = subject.pack();
-  const ref::Pack without = build_case(always);
   const Streams s = streams_of(c.layout);
   const auto& o = c.options;
   const bool padded_anyway = o.pad_for_cuda_graphs ||
                              spec_padded(s.causal, o.cp_world_size, false, o.causal_seq_alignment) != s.causal ||
                              spec_padded(s.full, o.cp_world_size, false, o.full_seq_alignment) != s.full;
+  const std::optional<ref::Pack> flag_off = build_variant(c, with, always);
+  if (!flag_off) {
+    // Refused without the flag (a segment the layout cannot pair, or a stream
+    // past int32): then the flag must have dropped the segment, since nothing
+    // is padded anyway.
+    REQUIRE(!with.pad_segment && !padded_anyway, "the flag kept a segment that the flag-off build refuses");
+    return;
+  }
+  const ref::Pack& without = *flag_off;
   REQUIRE(with.pad_segment.has_value() == (without.pad_segment.has_value() && padded_anyway),
           "flag on: " << with.pad_segment.has_value() << ", off: " << without.pad_segment.has_value()
                       << ", padded anyway: " << padded_anyway);
@@ -644,8 +668,9 @@ void metamorphic_alignment_multiple(const Subject& subject) {
     Case m = c;
     m.options.causal_seq_alignment *= k;
     m.options.full_seq_alignment *= k;
-    if (!fits_int32(m)) continue;  // refused as overflow: nothing to compare
-    const ref::Pack q = build_case(m);
+    const std::optional<ref::Pack> variant = build_variant(c, p, m);
+    if (!variant) continue;  // refused by the spec itself, or too large: nothing to compare
+    const ref::Pack& q = *variant;
     REQUIRE(q.causal_seq.rows() >= p.causal_seq.rows() && q.full_only_seq.rows() >= p.full_only_seq.rows(),
             "alignment x" << k << " shortened a stream: " << q.causal_seq.rows() << "/" << q.full_only_seq.rows()
                           << " < " << p.causal_seq.rows() << "/" << p.full_only_seq.rows());
@@ -669,11 +694,11 @@ void metamorphic_append_sample(const Subject& subject) {
     m.layout.sample_lens.push_back(4);
     m.rows += 4;
   }
-  if (!fits_int32(m)) return;  // an alignment past int32 on a stream the new sample fills: overflow
   const ref::Pack& p = subject.pack();
+  const std::optional<ref::Pack> variant = build_variant(c, p, m);
+  if (!variant) return;  // refused by the spec itself, or too large: nothing to compare
+  const ref::Pack& q = *variant;
   const ref::Rows qa = case_rows(m);
-  ref::GraphMarks marks = m.marks;
-  const ref::Pack q = ref::build_pack(qa, m.layout, m.options, marks);
   const auto prefix_of = [](const auto& longer, const auto& shorter) {
     return longer.size() >= shorter.size() && std::equal(shorter.begin(), shorter.end(), longer.begin());
   };
@@ -724,10 +749,10 @@ std::vector<Property> make_catalogue() {
       {"roundtrip.all_seq_padded", "NOTES 7: real prefix at packed positions, zero tail, pad offsets", true, roundtrip_all_seq_padded},
       {"roundtrip.zeros_like", "NOTES 7: zero streams, same lengths and metadata", true, roundtrip_zeros_like},
       {"cp.not_divisible_iff", "NOTES 8: each padded stream must divide by W, else fail", true, cp_not_divisible_iff},
-      {"cp.shards_tile", "NOTES 8: rank r holds rows [r*L/W, (r+1)*L/W) and the same ids", true, cp_shards_tile},
-      {"cp.gather_identity", "NOTES 8: gathering every rank gives the unsharded streams", true, cp_gather_identity},
-      {"cp.local_counts", "NOTES 8: max(0, min(shard_len, real - r*shard_len)), adding up", true, cp_local_counts},
-      {"cp.position_ids", "NOTES 8: zero-padded und/gen ids, sliced and concatenated", true, cp_position_ids},
+      {"cp.shards_tile", "NOTES 8: rank r holds rows [r*L/W, (r+1)*L/W) and the same ids", true, cp_shards_tile, true},
+      {"cp.gather_identity", "NOTES 8: gathering every rank gives the unsharded streams", true, cp_gather_identity, true},
+      {"cp.local_counts", "NOTES 8: max(0, min(shard_len, real - r*shard_len)), adding up", true, cp_local_counts, true},
+      {"cp.position_ids", "NOTES 8: zero-padded und/gen ids, sliced and concatenated", true, cp_position_ids, true},
       {"errors.planted_class", "PROTOCOL: each invalid input gives its class, valid ones none", false, errors_planted_class},
       {"metamorphic.alignment_multiple", "a multiple of the alignment never shortens a stream", true, metamorphic_alignment_multiple},
       {"metamorphic.append_sample", "appending a sample leaves the earlier metadata and rows", true, metamorphic_append_sample},
@@ -771,11 +796,12 @@ const reference::GraphMarks& Subject::marks_after() const {
 
 std::vector<std::string> check_all(const Case& c) { return check_all(Subject(c)); }
 
-std::vector<std::string> check_all(const Subject& subject) {
+std::vector<std::string> check_all(const Subject& subject, Sweeps sweeps) {
   const Case& c = subject.c();
   std::vector<std::string> out;
   for (const Property& p : catalogue()) {
     if (p.valid_only && !c.expect_error.empty()) continue;
+    if (p.sweeps_ranks && sweeps == Sweeps::skip) continue;
     try {
       p.check(subject);
     } catch (const std::exception& e) {

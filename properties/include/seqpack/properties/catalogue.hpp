@@ -49,6 +49,13 @@ struct Property {
   std::string guards;  ///< the spec sentence or line it guards
   bool valid_only;     ///< runs on valid cases only (others are skipped)
   std::function<void(const Subject&)> check;  ///< throws Violation when the property fails
+  bool sweeps_ranks = false;  ///< visits every CP rank: O(world x rows), not O(rows)
+};
+
+/// Which properties check_all runs.
+enum class Sweeps {
+  include,  ///< every property
+  skip,     ///< all but the rank sweeps (fuzz_build_pack: fuzz_context_parallel checks them per rank)
 };
 
 /// Every property, in catalogue order.
@@ -62,6 +69,6 @@ std::pair<std::int64_t, std::int64_t> expected_stream_lengths(const Case& c);
 std::vector<std::string> check_all(const Case& c);
 
 /// The same on a subject whose case and build the caller holds.
-std::vector<std::string> check_all(const Subject& subject);
+std::vector<std::string> check_all(const Subject& subject, Sweeps sweeps = Sweeps::include);
 
 }  // namespace seqpack::properties
