@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # CI's fuzzing step: builds the fuzz preset (clang-14, libFuzzer, ASan +
 # UBSan) and fuzzes every target for SECONDS (default 60) from its committed
-# corpus. Any finding fails the step, with the failing input and its report.
+# corpus, with the flags of fuzz/options/<target>.options. Any finding fails
+# the step, with the failing input and its report.
 #   fuzz/ci.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source fuzz/options.sh
 seconds=${1:-60}
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
@@ -13,12 +15,11 @@ command -v llvm-symbolizer-14 >/dev/null && export ASAN_SYMBOLIZER_PATH=$(comman
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in build_pack differential protocol context_parallel; do
-  dict=$(sed -n 's/^dict = //p' "fuzz/options/$target.options")
+for target in build_pack differential protocol context_parallel large_pack; do
   mkdir -p "$work/$target"
-  if build/fuzz/fuzz/fuzz_$target "$work/$target" "corpus/$target" -max_total_time="$seconds" -timeout=10 \
-       -rss_limit_mb=4096 -dict="fuzz/dict/$dict" -artifact_prefix="$work/$target-" -print_final_stats=1 \
-       >"$work/$target.log" 2>&1; then
+  mapfile -t flags < <(libfuzzer_flags "$target")
+  if build/fuzz/fuzz/fuzz_$target "$work/$target" "corpus/$target" -max_total_time="$seconds" "${flags[@]}" \
+       -artifact_prefix="$work/$target-" -print_final_stats=1 >"$work/$target.log" 2>&1; then
     echo "fuzz $target: ${seconds} s, $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log") runs," \
       "$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/$target.log") exec/s, no finding"
   else

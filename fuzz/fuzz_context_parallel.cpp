@@ -31,6 +31,17 @@ bool same_slice(const std::vector<T>& part, const std::vector<T>& whole, std::si
   return first + part.size() <= whole.size() && std::equal(part.begin(), part.end(), whole.begin() + static_cast<std::ptrdiff_t>(first));
 }
 
+// The error class that f throws, or "" when it returns.
+template <typename F>
+std::string error_class(F&& f) {
+  try {
+    f();
+  } catch (const ref::Error& e) {
+    return ref::to_string(e.code());
+  }
+  return "";
+}
+
 void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& device, std::int64_t world) {
   const std::string w = " (world " + std::to_string(world) + ")";
   std::vector<ref::Pack> shards;
@@ -123,13 +134,43 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
   } catch (const ref::Error& e) {
     if (e.code() != ref::Errc::sharded_pack) sf::report("cp: get_all_seq on a shard: wrong class" + w, c);
   }
+  // Position ids need the whole pack, and one id per packed token: the
+  // refusals, in the reference and the GPU implementation alike.
+  const gpu::DevicePack gshard = gpu::shard_pack(device, 0, world);
+  ref::PositionIds short_ids = ids1;
+  short_ids.values.push_back(0);
+  ++short_ids.len;
+  ref::PositionIds flat3 = ids3;
+  flat3.two_dimensional = false;
+  const struct {
+    const char* what;
+    const ref::PositionIds& ids;
+    bool sharded;
+    ref::Errc want;
+  } misuse[] = {{"on a shard", ids1, true, ref::Errc::sharded_pack},
+                {"with one id too many", short_ids, false, ref::Errc::invalid_argument},
+                {"1-D with three axes", flat3, false, ref::Errc::invalid_argument}};
+  for (const auto& m : misuse) {
+    for (const bool und : {true, false}) {
+      const std::string at = std::string(und ? "get_und_position_ids " : "get_gen_position_ids ") + m.what + w;
+      const ref::Pack& target = m.sharded ? shards.front() : pack;
+      const gpu::DevicePack& gtarget = m.sharded ? gshard : device;
+      const auto r_class = error_class([&] { und ? ref::get_und_position_ids(m.ids, target) : ref::get_gen_position_ids(m.ids, target); });
+      const auto g_class = error_class([&] {
+        const gpu::DevicePositionIds d = gpu::to_device(m.ids);
+        und ? gpu::get_und_position_ids(d, gtarget) : gpu::get_gen_position_ids(d, gtarget);
+      });
+      if (r_class != ref::to_string(m.want)) sf::report("cp: " + at + ": got '" + r_class + "'", c);
+      if (g_class != r_class) sf::report("cp: gpu " + at + ": got '" + g_class + "', the reference '" + r_class + "'", c);
+    }
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const Case c = sf::decode_case(data, size);
-  if (!sf::small_enough(c)) return 0;
+  const Case c = sf::decode_case(data, size, sf::kShardBudget);
+  if (!sf::small_enough(c, sf::kShardBudget)) return 0;
   const ref::Rows rows = seqpack::properties::case_rows(c);
   ref::GraphMarks marks = c.marks, gmarks = c.marks;
   std::optional<ref::Pack> pack;

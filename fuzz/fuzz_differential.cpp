@@ -1,10 +1,12 @@
 // Fuzz target: the reference against the GPU implementation on Thrust's CPP
 // host backend (and the LibTorch binding, when this build has it) on a
 // decoded case: the same error class, or the same pack field by field, the
-// same marks, views and shards. A mismatch aborts with the first differing
+// same marks, views and shards; builds with prepared metadata, matching and
+// not. A mismatch aborts with the first differing
 // field and the case.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -106,6 +108,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_torch(c, rows, r, r_error);
 #endif
   if (!r) return 0;
+  // Prepared metadata: a build that reuses it equals the plain build, and a
+  // layout it does not describe is metadata_mismatch, on both sides.
+  {
+    const auto rmeta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(c.layout));
+    const auto gmeta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(c.layout));
+    ref::GraphMarks rm2 = c.marks, gm2 = c.marks;
+    const ref::Pack rp = ref::build_pack(rows, c.layout, c.options, rm2, rmeta);
+    const gpu::DevicePack gp = gpu::build_pack(gpu::to_device(rows), c.layout, c.options, gm2, gmeta);
+    if (!(rp.causal_seq == r->causal_seq) || !(rp.full_only_seq == r->full_only_seq) || !(rm2 == rm)) {
+      sf::report("differential: a build with prepared metadata differs from the plain build", c);
+    }
+    if (const std::string d = first_difference(rp, gp); !d.empty()) sf::report("differential: prepared " + d, c);
+    ref::Layout other = c.layout;
+    other.sample_lens.push_back(0);  // one more (empty) sample: another layout over the same rows
+    ref::GraphMarks rm3 = c.marks, gm3 = c.marks;
+    auto [ro_error, ro] = attempt([&] { return ref::build_pack(rows, other, c.options, rm3, rmeta); });
+    auto [go_error, go] = attempt([&] { return gpu::build_pack(gpu::to_device(rows), other, c.options, gm3, gmeta); });
+    if (ro_error != "metadata_mismatch" || go_error != ro_error) {
+      sf::report("differential: mismatching prepared metadata gave '" + ro_error + "' and '" + go_error + "'", c);
+    }
+  }
   if (gpu::to_host(gpu::get_all_seq(*g)) != ref::get_all_seq(*r)) sf::report("differential: get_all_seq", c);
   const gpu::DeviceAllSeqPadded gp = gpu::get_all_seq_padded(*g);
   const ref::AllSeqPadded rp = ref::get_all_seq_padded(*r);

@@ -3,7 +3,11 @@
 which builds the presets first.
 
 For each target, in turn: libFuzzer in fork mode for --time seconds with
---jobs workers, carrying on after crashes, timeouts and OOMs; new coverage
+--jobs workers (default: every core), carrying on after crashes, timeouts and
+OOMs, in rounds of --round seconds that alternate the sanitizer build (ASan +
+UBSan, preset fuzz) and the fast build (no sanitizer, preset fuzz-fast: logic
+bugs, that is the properties' own aborts, at several times the speed) on one
+shared work corpus; new coverage
 merged back into corpus/<target>/ (minimised, named by SHA-1); every crash
 reproduced, minimised and grouped by what failed (the "seqpack-fuzz: ..."
 line: the failing property or first differing field; else the sanitizer's
@@ -26,8 +30,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = ["build_pack", "differential", "protocol", "context_parallel"]
-DICT = {"build_pack": "case", "differential": "case", "context_parallel": "case", "protocol": "protocol"}
+TARGETS = ["build_pack", "differential", "protocol", "context_parallel", "large_pack"]
+DICT = {"build_pack": "case", "differential": "case", "context_parallel": "case", "protocol": "protocol",
+        "large_pack": "case"}
 
 
 def run(cmd, **kw):
@@ -66,6 +71,14 @@ def signature(output):
     return "unclassified crash"
 
 
+def builds(args):
+    """The builds to alternate: the sanitizer build, then the fast one if built."""
+    out = [("sanitizers", args.fuzz_build)]
+    if args.fast_build and os.path.exists(fuzzer(args.fast_build, "build_pack")):
+        out.append(("fast", args.fast_build))
+    return out
+
+
 def fuzz_target(args, target, state, log):
     work = os.path.join(state, target, "corpus")
     crashes = os.path.join(state, target, "crashes")
@@ -73,27 +86,46 @@ def fuzz_target(args, target, state, log):
     os.makedirs(crashes, exist_ok=True)
     corpus = os.path.join(ROOT, "corpus", target)
     before = len(os.listdir(corpus))
-    cmd = [fuzzer(args.fuzz_build, target), work, corpus, f"-fork={args.jobs}", "-ignore_crashes=1",
-           "-ignore_timeouts=1", "-ignore_ooms=1", f"-max_total_time={args.time}", "-timeout=10",
-           "-rss_limit_mb=4096", f"-artifact_prefix={crashes}/",
-           f"-dict={os.path.join(ROOT, 'fuzz', 'dict', DICT[target] + '.dict')}", "-print_final_stats=1"]
-    log.write(f"$ {' '.join(cmd)}\n")
-    start = time.time()
-    out = run(cmd, timeout=args.time + 300).stdout
-    elapsed = time.time() - start
-    with open(os.path.join(state, target, "fuzz.log"), "w") as f:
-        f.write(out)
-    # fork mode prints "#N: cov: C ft: F corp: K exec/s: E ..." lines; the last one is the total.
-    stats = re.findall(r"#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s:? (\d+)", out)
-    execs, cov, ft, _, _ = (int(x) for x in stats[-1]) if stats else (0, 0, 0, 0, 0)
+    per_build = {name: {"seconds": 0.0, "executions": 0, "edges": 0, "features": 0} for name, _ in builds(args)}
+    left = args.time
+    rounds = 0
+    while left > 0:
+        name, build = builds(args)[rounds % len(builds(args))]
+        seconds = min(args.round, left)
+        cmd = [fuzzer(build, target), work, corpus, f"-fork={args.jobs}", "-ignore_crashes=1",
+               "-ignore_timeouts=1", "-ignore_ooms=1", f"-max_total_time={seconds}", "-timeout=10",
+               "-rss_limit_mb=4096", f"-artifact_prefix={crashes}/",
+               f"-dict={os.path.join(ROOT, 'fuzz', 'dict', DICT[target] + '.dict')}", "-print_final_stats=1"]
+        log.write(f"$ {' '.join(cmd)}\n")
+        start = time.time()
+        out = run(cmd, timeout=seconds + 300).stdout
+        elapsed = time.time() - start
+        with open(os.path.join(state, target, f"fuzz-{rounds}-{name}.log"), "w") as f:
+            f.write(out)
+        # fork mode prints "#N: cov: C ft: F corp: K exec/s: E ..." lines; the last one is the round's total.
+        stats = re.findall(r"#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s:? (\d+)", out)
+        execs, cov, ft, _, _ = (int(x) for x in stats[-1]) if stats else (0, 0, 0, 0, 0)
+        b = per_build[name]
+        b["seconds"] += elapsed
+        b["executions"] += execs
+        b["edges"] = max(b["edges"], cov)
+        b["features"] = max(b["features"], ft)
+        left -= seconds
+        rounds += 1
     # New coverage back into the committed corpus, minimised (libFuzzer keeps
     # only inputs that add coverage and names them by SHA-1).
     merge = run([fuzzer(args.fuzz_build, target), "-merge=1", "-timeout=10", "-rss_limit_mb=4096", corpus, work])
     log.write(merge.stdout[-2000:])
     after = len(os.listdir(corpus))
-    return {"target": target, "seconds": round(elapsed), "jobs": args.jobs, "executions": execs,
-            "exec_per_sec": round(execs / elapsed) if elapsed else 0,  # over the whole run, all jobs
-            "edges": cov, "features": ft, "corpus_before": before, "corpus_after": after}
+    total_s = sum(b["seconds"] for b in per_build.values())
+    for b in per_build.values():
+        b["exec_per_sec"] = round(b["executions"] / b["seconds"]) if b["seconds"] else 0  # all jobs together
+        b["seconds"] = round(b["seconds"])
+    return {"target": target, "seconds": round(total_s), "jobs": args.jobs, "rounds": rounds,
+            "executions": sum(b["executions"] for b in per_build.values()),
+            "exec_per_sec": round(sum(b["executions"] for b in per_build.values()) / total_s) if total_s else 0,
+            "edges": per_build["sanitizers"]["edges"], "builds": per_build,
+            "corpus_before": before, "corpus_after": after, "new_corpus_entries": after - before}
 
 
 def triage(args, target, state, findings):
@@ -141,7 +173,7 @@ def coverage(args, state):
     shutil.rmtree(prof, ignore_errors=True)
     os.makedirs(prof)
     bins = []
-    for target in TARGETS:
+    for target in args.targets:
         b = fuzzer(args.coverage_build, target)
         bins.append(b)
         env = dict(os.environ, LLVM_PROFILE_FILE=os.path.join(prof, f"{target}-%p.profraw"))
@@ -182,12 +214,21 @@ def write_report(state, run_info, results, findings, cov):
         json.dump(report, f, indent=2)
     lines = [f"# seqpack overnight fuzzing report", "",
              f"Run {run_info['id']}: {run_info['started']} to {run_info['finished']}, {run_info['time']} s per target, "
-             f"{run_info['jobs']} jobs (libFuzzer fork mode), state in `{shown(state)}`.", "",
-             "| target | seconds | executions | exec/s | edges | corpus before | corpus after |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             f"{run_info['jobs']} jobs (libFuzzer fork mode), rounds of {run_info['round']} s alternating the "
+             f"sanitizer and fast builds, state in `{shown(state)}`.", "",
+             "exec/s counts every job together. Edges are libFuzzer's `cov` at the end of the last round of "
+             "each build (the two builds instrument different code, so they are not comparable).", "",
+             "| target | seconds | exec/s with sanitizers | exec/s fast | edges with sanitizers | edges fast "
+             "| new corpus entries | corpus after | findings |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
-        lines.append(f"| {r['target']} | {r['seconds']} | {r['executions']} | {r['exec_per_sec']} | {r['edges']} | "
-                     f"{r['corpus_before']} | {r['corpus_after']} |")
+        san = r.get("builds", {}).get("sanitizers", {})
+        fast = r.get("builds", {}).get("fast", {})
+        count = sum(1 for f in findings.values() if f["target"] == r["target"])
+        lines.append(f"| {r['target']} | {r['seconds']} | {san.get('exec_per_sec', r['exec_per_sec'])} | "
+                     f"{fast.get('exec_per_sec', '-')} | {san.get('edges', r['edges'])} | {fast.get('edges', '-')} | "
+                     f"{r.get('new_corpus_entries', r['corpus_after'] - r['corpus_before'])} | {r['corpus_after']} | "
+                     f"{count} |")
     lines += ["", "## Findings", ""]
     if not findings:
         lines.append("None: no crash, violation, mismatch, timeout or OOM in any target.")
@@ -208,12 +249,17 @@ def write_report(state, run_info, results, findings, cov):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--time", type=int, default=3600, help="seconds per target (default 3600)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="libFuzzer fork-mode workers")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="libFuzzer fork-mode workers (default: every core of this machine)")
+    ap.add_argument("--round", type=int, default=900,
+                    help="seconds of one round; rounds alternate the sanitizer and fast builds (default 900)")
     ap.add_argument("--state", default=os.path.join(ROOT, "build", "fuzz-overnight"))
     ap.add_argument("--targets", nargs="*", default=TARGETS)
     ap.add_argument("--resume", action="store_true", help="finish the targets the last run did not")
     ap.add_argument("--minimize-time", type=int, default=60, help="seconds to minimise each new finding")
     ap.add_argument("--fuzz-build", default=os.path.join(ROOT, "build", "fuzz"))
+    ap.add_argument("--fast-build", default=os.path.join(ROOT, "build", "fuzz-fast"),
+                    help="the build without sanitizers (preset fuzz-fast); '' to use the sanitizer build only")
     ap.add_argument("--coverage-build", default=os.path.join(ROOT, "build", "coverage"))
     args = ap.parse_args()
     state = os.path.abspath(args.state)
@@ -239,7 +285,7 @@ def main():
     print("overnight: coverage", flush=True)
     cov = coverage(args, state)
     info = {"id": progress["id"], "started": progress["started"], "finished": now(), "time": args.time,
-            "jobs": args.jobs}
+            "jobs": args.jobs, "round": args.round}
     write_report(state, info, progress["results"], findings, cov)
     with open(os.path.join(state, "runs.jsonl"), "a") as f:
         f.write(json.dumps({"run": info, "targets": progress["results"], "findings": len(findings)}) + "\n")

@@ -1,10 +1,14 @@
 // A main for the fuzz targets without libFuzzer (g++ builds): runs every file
 // named on the command line, or every file of every directory named, through
 // LLVMFuzzerTestOneInput, and prints how many ran. CTest's corpus label uses
-// it to replay corpus/<target>/.
+// it to replay corpus/<target>/. With SEQPACK_REPLAY_TIMES set, it prints
+// each input's time in microseconds and size (fuzz/README.md: the cost of an
+// input).
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -22,7 +26,12 @@ int run_file(const std::filesystem::path& p) {
     return 1;
   }
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto start = std::chrono::steady_clock::now();
   LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  if (std::getenv("SEQPACK_REPLAY_TIMES")) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    std::printf("%lld us %zu bytes %s\n", static_cast<long long>(us.count()), bytes.size(), p.filename().c_str());
+  }
   return 0;
 }
 

@@ -2,7 +2,8 @@
 // per seed, named by index; fuzz/make-corpus.sh merges them into corpus/,
 // where libFuzzer names them by the SHA-1 of their content):
 //  - the golden vectors' cases, in the raw form (build_pack, differential,
-//    context_parallel) and as request lines after a hello (protocol);
+//    context_parallel, large_pack) and as request lines after a hello
+//    (protocol; lines of at most 8192 bytes, its max_len);
 //  - generated cases of both profiles (fixed seeds), the same way;
 //  - structured-form inputs from a fixed byte stream;
 //  - malformed request lines (protocol).
@@ -50,19 +51,22 @@ int main(int argc, char** argv) {
   const std::string hello = "{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"encodings\":[\"plain\",\"runs\"]}\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::string raw = as_string(seqpack::fuzz::encode_raw(cases[i]));
-    for (const char* target : {"build_pack", "differential", "context_parallel"}) {
+    for (const char* target : {"build_pack", "differential", "context_parallel", "large_pack"}) {
       std::size_t k = n;
       write(out / target, k, raw);
     }
     ++n;
-    write(out / "protocol", p, (i % 2 ? hello : std::string()) + sc::request_line(cases[i], "c" + std::to_string(i)) + "\n");
+    // Only lines within fuzz_protocol's max_len (options/protocol.options):
+    // libFuzzer would run the first 8192 bytes of a longer one.
+    const std::string line = (i % 2 ? hello : std::string()) + sc::request_line(cases[i], "c" + std::to_string(i)) + "\n";
+    if (line.size() <= 8192) write(out / "protocol", p, line);
   }
   std::mt19937_64 bytes(7);
   for (int i = 0; i < 64; ++i) {
     std::string s(1 + bytes() % 96, '\0');
     for (char& ch : s) ch = static_cast<char>(bytes());
     s[0] = static_cast<char>(s[0] & ~1);  // the structured form
-    for (const char* target : {"build_pack", "differential", "context_parallel"}) {
+    for (const char* target : {"build_pack", "differential", "context_parallel", "large_pack"}) {
       std::size_t k = n;
       write(out / target, k, s);
     }

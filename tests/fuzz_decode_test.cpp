@@ -2,11 +2,15 @@
 // (short, empty, random) decode without reading past the end.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <random>
+
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
 #include "seqpack/fuzz/decode.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/reference/reference.hpp"
 
 namespace {
 
@@ -46,9 +50,52 @@ RC_GTEST_PROP(FuzzDecode, AnyBytesDecode, (const std::vector<std::uint8_t>& byte
   if (!bytes.empty() && (bytes[0] & 1) == 0) RC_ASSERT(c.expect_error.empty() == c.fault.empty());
 }
 
+// What small_enough lets through, the build keeps within the budget: the
+// decision (from the split lengths, before anything is allocated) agrees with
+// the reference's own plan.
+RC_GTEST_PROP(FuzzDecode, SmallEnoughHoldsTheBudget, (const std::vector<std::uint8_t>& bytes)) {
+  for (const sf::Budget& budget : {sf::kFastBudget, sf::kShardBudget}) {
+    const sp::Case c = sf::decode_case(bytes.data(), bytes.size(), budget);
+    if (!sf::small_enough(c, budget)) continue;
+    try {
+      const seqpack::reference::Pack p = sp::build_case(c);
+      const auto streams = static_cast<std::int64_t>(p.causal_seq.rows() + p.full_only_seq.rows());
+      RC_ASSERT(streams <= budget.rows);
+      RC_ASSERT((c.rows + streams) * static_cast<std::int64_t>(c.row_bytes) <= budget.bytes);
+    } catch (const seqpack::reference::Error&) {
+      // refused before any row was allocated
+    }
+  }
+}
+
+// Long streams land on a bucket edge the budget holds (or one or two rows off).
+TEST(FuzzDecode, LongStreamsLandOnBucketEdges) {
+  std::mt19937_64 random(17);
+  int long_cases = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<std::uint8_t> bytes(1 + random() % 200);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(random());
+    bytes[0] &= 0xFE;  // the structured form
+    const sp::Case c = sf::decode_case(bytes.data(), bytes.size(), sf::kFastBudget);
+    if (!c.fault.empty()) continue;  // a planted fault may add splits
+    std::int64_t causal = 0, full = 0;
+    for (std::size_t j = 0; j < c.layout.split_lens.size(); ++j) {
+      (c.layout.attn_modes[j] == "causal" ? causal : full) += c.layout.split_lens[j];
+    }
+    for (const std::int64_t n : {causal, full}) {
+      if (n > 1500) {
+        ++long_cases;
+        EXPECT_LE(std::llabs(n - 2048), 2) << "a long stream of " << n << " rows";
+      }
+    }
+  }
+  EXPECT_GT(long_cases, 100) << "too few long streams: " << long_cases;
+}
+
 TEST(FuzzDecode, ShortInputsGiveDefaults) {
   const sp::Case empty = sf::decode_case(nullptr, 0);
   EXPECT_EQ(empty.options.cp_world_size, 1);
+  EXPECT_LT(empty.rows, 128) << "an exhausted reader must give a short case";
   const std::uint8_t one[] = {1};
   const sp::Case raw = sf::decode_case(one, 1);  // raw form, every field zero
   EXPECT_TRUE(raw.layout.sample_lens.empty());

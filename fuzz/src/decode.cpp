@@ -3,11 +3,13 @@
 // class, and a raw form that reads every field as it is.
 #include "seqpack/fuzz/decode.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
 
+#include "seqpack/properties/catalogue.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace seqpack::fuzz {
@@ -50,11 +52,12 @@ T pick(ByteReader& r, const T (&table)[N]) {
   return table[r.byte() % N];
 }
 
-// Lengths with a fair share of zeros and the values around 128-row buckets.
-std::int64_t short_len(ByteReader& r, std::int64_t max) {
+// Lengths with a fair share of zeros and the values around 128-row steps
+// (the 2048-row bucket edges are the long streams' business).
+std::int64_t short_len(ByteReader& r, std::int64_t max, bool steps = true) {
   const std::uint8_t b = r.byte();
   if (b < 40) return 0;
-  if (b < 56) return pick(r, {127, 128, 129, 255, 256, 257, 2047, 2048, 2049});
+  if (b < 56 && steps) return pick(r, {127, 128, 129, 255, 256, 257});
   return 1 + r.in_range(0, max - 1);
 }
 
@@ -65,10 +68,11 @@ std::int64_t alignment(ByteReader& r, std::int64_t cp) {
   return cp * r.in_range(1, 4);
 }
 
-// A mark as an earlier call leaves it: a padded length of another batch.
-std::int64_t earlier_mark(ByteReader& r) {
+// A mark as an earlier call leaves it: a padded length of another batch, of
+// at most half the budget's rows.
+std::int64_t earlier_mark(ByteReader& r, const Budget& budget) {
   if (r.byte() % 3 == 0) return 0;
-  const std::int64_t n = r.in_range(1, 20000), cp = r.in_range(1, 8);
+  const std::int64_t n = r.in_range(1, budget.rows / 2), cp = r.in_range(1, 8);
   const std::int64_t a = pick(r, {1, 2, 7, 64, 128});
   const std::int64_t bucket = n <= 2048 ? 128 : n <= 4096 ? 256 : n <= 8192 ? 512 : n <= 16384 ? 1024 : 2048;
   const std::int64_t step = std::lcm(std::lcm(a, bucket), cp);
@@ -76,11 +80,27 @@ std::int64_t earlier_mark(ByteReader& r) {
 }
 
 
+// A long stream's length: on or next to a CUDA-graph bucket edge that the
+// budget holds (each edge with its padded stream and room for the other).
+std::int64_t long_stream_len(ByteReader& r, const Budget& budget) {
+  static constexpr std::int64_t kEdges[] = {2048, 4096, 8192, 16384};
+  std::int64_t fit[4];
+  std::size_t n = 0;
+  for (const std::int64_t e : kEdges) {
+    if (e * 3 / 2 <= budget.rows) fit[n++] = e;  // room for the padding and the other stream
+  }
+  const std::uint8_t b = r.byte();
+  if (n == 0) return budget.rows / 2 + r.in_range(-2, 2);  // no edge fits: long for this budget
+  // Past the last tier edge too, where the large budget allows it.
+  if (budget.rows >= 4 * 16384 && b % 8 == 7) return 16385 + r.in_range(0, 8000);
+  return fit[b % n] + r.in_range(-2, 2);
+}
+
 std::int64_t total(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
 
 // A valid layout: the packer's [causal, full] pairs or full-only samples, or
 // samples of one full split and up to two causal splits in any order.
-Case structured(ByteReader& r) {
+Case structured(ByteReader& r, const Budget& budget) {
   Case c;
   const std::uint8_t shape = r.byte() % 8;
   const bool pairs = shape < 6;
@@ -93,7 +113,20 @@ Case structured(ByteReader& r) {
   c.options.pad_segment_only_when_padded = pairs && r.byte() % 3 == 0;
   const std::uint8_t count = r.byte();
   const std::size_t samples = count < 170 ? 2 + count % 7 : count < 230 ? 1 : 64 + count % 17;
-  const bool long_stream = r.byte() % 12 == 0;
+  // One input in 32: a long stream whose total lands on a bucket edge. An
+  // exhausted reader (zeros) gives a short case.
+  const bool long_stream = r.byte() % 32 == 31;
+  const std::int64_t long_total = long_stream ? long_stream_len(r, budget) : 0;
+  const bool long_causal = long_stream && pairs && r.byte() % 4 == 3;
+  // Short splits stay short in total: many samples get shorter maxima (the
+  // large budget keeps 12 causal and 40 full rows a sample).
+  const auto per_sample = [&](std::int64_t share, std::int64_t most) {
+    return std::clamp<std::int64_t>(budget.rows / share / static_cast<std::int64_t>(samples), 2, most);
+  };
+  // (fast budget: up to 8 samples keep 12 and 40 rows; 64-80 samples get 6
+  // and 12, and no 128-row steps)
+  const bool steps = samples <= 8 || budget.rows > kFastBudget.rows;
+  const std::int64_t causal_max = per_sample(8, 12), full_max = per_sample(4, 40);
   for (std::size_t s = 0; s < samples; ++s) {
     if (unusual) {
       const int causal_splits = static_cast<int>(r.byte() % 3);
@@ -109,8 +142,11 @@ Case structured(ByteReader& r) {
       c.layout.sample_lens.push_back(len);
       continue;
     }
-    const std::int64_t causal = short_len(r, long_stream ? 30 : 12);
-    const std::int64_t full = long_stream ? 20001 / static_cast<std::int64_t>(samples) + r.in_range(0, 400) : short_len(r, 40);
+    // The long stream's total, spread over the samples to the row.
+    const auto n = static_cast<std::int64_t>(samples), k = static_cast<std::int64_t>(s);
+    const std::int64_t share = long_total / n + (k < long_total % n ? 1 : 0);
+    const std::int64_t causal = long_causal ? share : short_len(r, causal_max, steps);
+    const std::int64_t full = long_stream && !long_causal ? share : short_len(r, full_max, steps);
     if (pairs) {
       c.layout.attn_modes.insert(c.layout.attn_modes.end(), {"causal", "full"});
       c.layout.split_lens.insert(c.layout.split_lens.end(), {causal, full});
@@ -124,7 +160,7 @@ Case structured(ByteReader& r) {
   properties::list_und_tokens(c);
   if (unusual && r.flag() && !c.layout.und_token_indexes.empty()) c.layout.und_token_indexes.pop_back();
   if (r.byte() % 5 < 2) {
-    c.marks = {earlier_mark(r), earlier_mark(r), earlier_mark(r), earlier_mark(r)};
+    c.marks = {earlier_mark(r, budget), earlier_mark(r, budget), earlier_mark(r, budget), earlier_mark(r, budget)};
   }
   c.rows = total(c.layout.sample_lens);
   c.row_bytes = pick(r, {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}, std::size_t{16}, std::size_t{3},
@@ -263,7 +299,7 @@ std::int64_t saturating_sum(const std::vector<std::int64_t>& v) {
 }
 
 // Every field as it is; sizes are bounded by the input's length.
-Case raw(ByteReader& r) {
+Case raw(ByteReader& r, const Budget& budget) {
   Case c;
   c.options.cp_world_size = r.svarint();
   c.options.causal_seq_alignment = r.svarint();
@@ -289,8 +325,8 @@ Case raw(ByteReader& r) {
     // The usual case: every causal position, in order (when there are few
     // enough positions to list).
     std::int64_t positions = 0;
-    for (const std::int64_t l : c.layout.split_lens) positions += std::min<std::int64_t>(std::max<std::int64_t>(l, 0), kMaxFuzzRows + 1);
-    if (positions <= kMaxFuzzRows && c.layout.attn_modes.size() == c.layout.split_lens.size()) properties::list_und_tokens(c);
+    for (const std::int64_t l : c.layout.split_lens) positions += std::min<std::int64_t>(std::max<std::int64_t>(l, 0), budget.rows + 1);
+    if (positions <= budget.rows && c.layout.attn_modes.size() == c.layout.split_lens.size()) properties::list_und_tokens(c);
   } else {
     for (std::uint64_t k = 1; k < und && !r.empty(); ++k) c.layout.und_token_indexes.push_back(r.svarint());
   }
@@ -314,10 +350,10 @@ void put_svarint(std::vector<std::uint8_t>& out, std::int64_t v) {
 
 }  // namespace
 
-Case decode_case(const std::uint8_t* data, std::size_t size) {
+Case decode_case(const std::uint8_t* data, std::size_t size, const Budget& budget) {
   ByteReader r(data, size);
-  if (r.byte() & 1) return raw(r);
-  Case c = structured(r);
+  if (r.byte() & 1) return raw(r, budget);
+  Case c = structured(r, budget);
   plant(r, c);
   return c;
 }
@@ -347,22 +383,29 @@ std::vector<std::uint8_t> encode_raw(const Case& c) {
   return out;
 }
 
-bool small_enough(const Case& c) {
-  if (c.rows < 0 || c.rows > kMaxFuzzRows) return false;
+bool small_enough(const Case& c, const Budget& budget) {
+  const auto width = static_cast<std::int64_t>(c.row_bytes);
+  if (c.rows < 0 || c.rows > budget.rows || c.rows > budget.bytes / width) return false;
   if (c.options.cp_world_size > 64) return false;  // the targets visit every rank
   try {
     ref::validate_options(c.options, c.marks);
     ref::validate_layout(c.layout);
-    std::int64_t sum = 0;
-    for (const std::int64_t s : c.layout.sample_lens) {
-      if (s > kMaxFuzzRows || (sum += s) > kMaxFuzzRows) return false;
-    }
-    if (sum != c.rows) return true;  // a length_mismatch, found before anything is allocated
-    const ref::PackShape shape = ref::plan_pack(ref::prepare_metadata(c.layout), c.rows, c.options, c.marks);
-    return shape.causal_len + shape.full_len <= kMaxFuzzRows;
   } catch (const ref::Error&) {
     return true;  // rejected before any row is allocated
   }
+  std::int64_t sum = 0;
+  for (const std::int64_t s : c.layout.sample_lens) {
+    if (s > budget.rows || (sum += s) > budget.rows) return false;
+  }
+  if (sum != c.rows) return true;  // a length_mismatch, found before anything is allocated
+  // The padded streams as the catalogue restates them, from the split lengths
+  // alone (no metadata is built here). Past int32 the build refuses them as
+  // overflow before allocating.
+  const auto [causal, full] = properties::expected_stream_lengths(c);
+  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+  if (causal > limit || full > limit) return true;
+  const std::int64_t streams = causal + full;
+  return streams <= budget.rows && c.rows + streams <= budget.bytes / width;
 }
 
 void report(const std::string& what, const Case& c) {

@@ -33,10 +33,29 @@ class ByteReader {
   std::size_t pos_ = 0;
 };
 
-/// The largest case the targets build: decoded cases whose packed rows or
-/// padded streams exceed this are answered by the checks alone (the
-/// reference's validation still runs), so one input stays within milliseconds.
-inline constexpr std::int64_t kMaxFuzzRows = std::int64_t{1} << 18;
+/// What one input may cost: the packed rows, the padded streams (causal plus
+/// full) and their bytes (input rows plus streams, times the row width).
+/// Cases past it are answered by the checks alone (the reference's validation
+/// still runs), so that the cost of an input is bounded before anything is
+/// allocated. The budget also steers the structured form's long streams onto
+/// the CUDA-graph bucket edges that fit in it (fuzz/README.md).
+struct Budget {
+  std::int64_t rows;   ///< packed rows, and padded causal + full rows, each at most this
+  std::int64_t bytes;  ///< (packed rows + padded rows) x row width at most this
+};
+
+/// The fast targets' budget: the first bucket edge (2048 rows: 2049 pad to
+/// 2304 under CUDA graphs) with room for the other stream. The later edges
+/// (4096, 8192, 16384) are fuzz_large_pack's.
+inline constexpr Budget kFastBudget{std::int64_t{1} << 12, std::int64_t{1} << 16};
+
+/// fuzz_context_parallel's budget: its checks visit every rank of two world
+/// sizes, each an O(rows) gather, so its cases are half as long.
+inline constexpr Budget kShardBudget{std::int64_t{1} << 11, std::int64_t{1} << 15};
+
+/// fuzz_large_pack's budget: streams past 16384 rows (the 2048-row bucket
+/// tier) and wide rows.
+inline constexpr Budget kLargeBudget{std::int64_t{1} << 18, std::int64_t{1} << 24};
 
 /// Decodes a case. The first byte picks the form:
 ///  - even: structured. A packer-like or unusual valid layout built from the
@@ -45,16 +64,18 @@ inline constexpr std::int64_t kMaxFuzzRows = std::int64_t{1} << 18;
 ///  - odd: raw. Every field read as it is (any lengths, modes, indexes,
 ///    options, marks; see encode_raw); `expect_error` stays empty and the
 ///    targets take the reference's answer as the class.
-properties::Case decode_case(const std::uint8_t* data, std::size_t size);
+/// The budget picks the long streams' lengths: the bucket edges it holds.
+properties::Case decode_case(const std::uint8_t* data, std::size_t size, const Budget& budget = kFastBudget);
 
 /// The raw form of a case: decode_case(encode_raw(c)) has c's layout,
 /// options, marks, rows, row width and data seed. Used to seed the corpora
 /// from the golden vectors and the generators.
 std::vector<std::uint8_t> encode_raw(const properties::Case& c);
 
-/// Whether the case is small enough to build (see kMaxFuzzRows): its rows and
-/// its padded streams, when the reference's planning accepts it.
-bool small_enough(const properties::Case& c);
+/// Whether the case fits the budget: its rows, its padded streams (when the
+/// reference's planning accepts it) and their bytes. Decided from the layout
+/// and the plan alone, before any row is allocated.
+bool small_enough(const properties::Case& c, const Budget& budget = kFastBudget);
 
 /// Prints "seqpack-fuzz: <what>" and the case as JSON on stderr, then aborts
 /// (libFuzzer records the input; the overnight job groups findings by <what>).
