@@ -18,6 +18,7 @@ status=0
 for target in build_pack differential protocol context_parallel large_pack; do
   mkdir -p "$work/$target"
   mapfile -t flags < <(libfuzzer_flags "$target")
+  [[ ${#flags[@]} -eq 4 ]] || { echo "fuzz/options/$target.options: expected max_len, timeout, rss_limit_mb and dict" >&2; exit 2; }
   if build/fuzz/fuzz/fuzz_$target "$work/$target" "corpus/$target" -max_total_time="$seconds" "${flags[@]}" \
        -artifact_prefix="$work/$target-" -print_final_stats=1 >"$work/$target.log" 2>&1; then
     echo "fuzz $target: ${seconds} s, $(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$target.log") runs," \

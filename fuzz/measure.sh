@@ -32,6 +32,7 @@ echo "| target | preset | seconds | exec/s of each run | median exec/s | edges a
 echo "| --- | --- | --- | --- | --- | --- |"
 for t in "${targets[@]}"; do
   mapfile -t flags < <(libfuzzer_flags "$t")
+  [[ ${#flags[@]} -eq 4 ]] || { echo "fuzz/options/$t.options: expected max_len, timeout, rss_limit_mb and dict" >&2; exit 2; }
   rates=() edges=0
   for ((i = 0; i < runs; i++)); do
     rm -rf "$work/corpus" && mkdir "$work/corpus"

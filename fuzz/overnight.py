@@ -31,8 +31,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ["build_pack", "differential", "protocol", "context_parallel", "large_pack"]
-DICT = {"build_pack": "case", "differential": "case", "context_parallel": "case", "protocol": "protocol",
-        "large_pack": "case"}
 
 
 def run(cmd, **kw):
@@ -47,6 +45,25 @@ os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
 
 def fuzzer(build, target):
     return os.path.join(build, "fuzz", f"fuzz_{target}")
+
+
+def options(target):
+    """The target's libFuzzer flags from fuzz/options/<target>.options (max_len,
+    timeout, rss limit, dictionary), as ClusterFuzzLite, ci.sh and measure.sh
+    read them."""
+    path = os.path.join(ROOT, "fuzz", "options", f"{target}.options")
+    flags = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = (x.strip() for x in line.partition("="))
+            if key in ("max_len", "timeout", "rss_limit_mb"):
+                flags[key] = f"-{key}={value}"
+            elif key == "dict":
+                flags[key] = f"-dict={os.path.join(ROOT, 'fuzz', 'dict', value)}"
+    missing = {"max_len", "timeout", "rss_limit_mb", "dict"} - set(flags)
+    if missing:
+        raise SystemExit(f"overnight: {path} lacks {', '.join(sorted(missing))}")
+    return flags
 
 
 def signature(output):
@@ -71,10 +88,10 @@ def signature(output):
     return "unclassified crash"
 
 
-def builds(args):
-    """The builds to alternate: the sanitizer build, then the fast one if built."""
+def builds(args, target):
+    """The builds to alternate: the sanitizer build, then the fast one if it has this target."""
     out = [("sanitizers", args.fuzz_build)]
-    if args.fast_build and os.path.exists(fuzzer(args.fast_build, "build_pack")):
+    if args.fast_build and os.path.exists(fuzzer(args.fast_build, target)):
         out.append(("fast", args.fast_build))
     return out
 
@@ -86,16 +103,18 @@ def fuzz_target(args, target, state, log):
     os.makedirs(crashes, exist_ok=True)
     corpus = os.path.join(ROOT, "corpus", target)
     before = len(os.listdir(corpus))
-    per_build = {name: {"seconds": 0.0, "executions": 0, "edges": 0, "features": 0} for name, _ in builds(args)}
+    flags = options(target)
+    alternation = builds(args, target)
+    per_build = {name: {"seconds": 0.0, "executions": 0, "edges": 0, "features": 0, "rounds": 0}
+                 for name, _ in alternation}
     left = args.time
     rounds = 0
     while left > 0:
-        name, build = builds(args)[rounds % len(builds(args))]
+        name, build = alternation[rounds % len(alternation)]
         seconds = min(args.round, left)
         cmd = [fuzzer(build, target), work, corpus, f"-fork={args.jobs}", "-ignore_crashes=1",
-               "-ignore_timeouts=1", "-ignore_ooms=1", f"-max_total_time={seconds}", "-timeout=10",
-               "-rss_limit_mb=4096", f"-artifact_prefix={crashes}/",
-               f"-dict={os.path.join(ROOT, 'fuzz', 'dict', DICT[target] + '.dict')}", "-print_final_stats=1"]
+               "-ignore_timeouts=1", "-ignore_ooms=1", f"-max_total_time={seconds}", *flags.values(),
+               f"-artifact_prefix={crashes}/", "-print_final_stats=1"]
         log.write(f"$ {' '.join(cmd)}\n")
         start = time.time()
         out = run(cmd, timeout=seconds + 300).stdout
@@ -108,13 +127,15 @@ def fuzz_target(args, target, state, log):
         b = per_build[name]
         b["seconds"] += elapsed
         b["executions"] += execs
-        b["edges"] = max(b["edges"], cov)
+        b["edges"] = max(b["edges"], cov)  # the most any round of this build reached
         b["features"] = max(b["features"], ft)
+        b["rounds"] += 1
         left -= seconds
         rounds += 1
     # New coverage back into the committed corpus, minimised (libFuzzer keeps
     # only inputs that add coverage and names them by SHA-1).
-    merge = run([fuzzer(args.fuzz_build, target), "-merge=1", "-timeout=10", "-rss_limit_mb=4096", corpus, work])
+    merge = run([fuzzer(args.fuzz_build, target), "-merge=1", flags["max_len"], flags["timeout"],
+                 flags["rss_limit_mb"], corpus, work])
     log.write(merge.stdout[-2000:])
     after = len(os.listdir(corpus))
     total_s = sum(b["seconds"] for b in per_build.values())
@@ -133,10 +154,12 @@ def triage(args, target, state, findings):
     and minimises the smallest input of each group (keeping its failure)."""
     crashes = os.path.join(state, target, "crashes")
     done = os.path.join(state, target, "triaged")
+    flags = options(target)
     os.makedirs(done, exist_ok=True)
     groups = {}
     for path in sorted(glob.glob(os.path.join(crashes, "*")), key=os.path.getsize):
-        out = run([fuzzer(args.fuzz_build, target), path, "-runs=1"], timeout=120).stdout
+        out = run([fuzzer(args.fuzz_build, target), path, "-runs=1", flags["timeout"], flags["rss_limit_mb"]],
+                  timeout=120).stdout
         groups.setdefault(signature(out), []).append((path, out))
     for sig, items in groups.items():
         key = hashlib.sha1(f"{target}|{sig}".encode()).hexdigest()[:12]
@@ -146,10 +169,11 @@ def triage(args, target, state, findings):
         path, out = items[0]  # the smallest
         tmp = os.path.join(fdir, "candidate")
         run([fuzzer(args.fuzz_build, target), path, "-minimize_crash=1", f"-max_total_time={args.minimize_time}",
-             "-timeout=10", f"-exact_artifact_path={tmp}"], timeout=args.minimize_time + 120)
+             flags["timeout"], flags["rss_limit_mb"], f"-exact_artifact_path={tmp}"], timeout=args.minimize_time + 120)
         candidate = path
         if os.path.exists(tmp):
-            again = run([fuzzer(args.fuzz_build, target), tmp, "-runs=1"], timeout=120).stdout
+            again = run([fuzzer(args.fuzz_build, target), tmp, "-runs=1", flags["timeout"], flags["rss_limit_mb"]],
+                        timeout=120).stdout
             if signature(again) == sig:
                 candidate, out = tmp, again
         if not os.path.exists(minimal) or os.path.getsize(candidate) < os.path.getsize(minimal):
@@ -215,15 +239,18 @@ def write_report(state, run_info, results, findings, cov):
     lines = [f"# seqpack overnight fuzzing report", "",
              f"Run {run_info['id']}: {run_info['started']} to {run_info['finished']}, {run_info['time']} s per target, "
              f"{run_info['jobs']} jobs (libFuzzer fork mode), rounds of {run_info['round']} s alternating the "
-             f"sanitizer and fast builds, state in `{shown(state)}`.", "",
-             "exec/s counts every job together. Edges are libFuzzer's `cov` at the end of the last round of "
-             "each build (the two builds instrument different code, so they are not comparable).", "",
+             f"sanitizer build and the fast build where it was built, state in `{shown(state)}`.", "",
+             "exec/s counts every job together. Edges are libFuzzer's `cov`, the most any round of that build "
+             "reached (the two builds instrument different code, so their edges are not comparable); `-` where "
+             "the build ran no round.", "",
              "| target | seconds | exec/s with sanitizers | exec/s fast | edges with sanitizers | edges fast "
              "| new corpus entries | corpus after | findings |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         san = r.get("builds", {}).get("sanitizers", {})
         fast = r.get("builds", {}).get("fast", {})
+        if not fast.get("rounds"):
+            fast = {}
         count = sum(1 for f in findings.values() if f["target"] == r["target"])
         lines.append(f"| {r['target']} | {r['seconds']} | {san.get('exec_per_sec', r['exec_per_sec'])} | "
                      f"{fast.get('exec_per_sec', '-')} | {san.get('edges', r['edges'])} | {fast.get('edges', '-')} | "
@@ -262,6 +289,8 @@ def main():
                     help="the build without sanitizers (preset fuzz-fast); '' to use the sanitizer build only")
     ap.add_argument("--coverage-build", default=os.path.join(ROOT, "build", "coverage"))
     args = ap.parse_args()
+    if args.time < 1 or args.round < 1 or args.jobs < 1:
+        ap.error("--time, --round and --jobs must be at least 1")
     state = os.path.abspath(args.state)
     os.makedirs(state, exist_ok=True)
     progress_path = os.path.join(state, "progress.json")

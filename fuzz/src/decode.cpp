@@ -134,7 +134,7 @@ Case structured(ByteReader& r, const Budget& budget) {
       std::int64_t len = 0;
       for (int k = 0; k <= causal_splits; ++k) {
         const bool full = k == full_at;
-        const std::int64_t l = short_len(r, full ? 20 : 6);
+        const std::int64_t l = short_len(r, full ? 20 : 6, steps);
         c.layout.attn_modes.push_back(full ? "full" : "causal");
         c.layout.split_lens.push_back(l);
         len += l;
@@ -399,13 +399,22 @@ bool small_enough(const Case& c, const Budget& budget) {
   }
   if (sum != c.rows) return true;  // a length_mismatch, found before anything is allocated
   // The padded streams as the catalogue restates them, from the split lengths
-  // alone (no metadata is built here). Past int32 the build refuses them as
-  // overflow before allocating.
+  // alone (no metadata is built for a case within the budget).
   const auto [causal, full] = properties::expected_stream_lengths(c);
   const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
-  if (causal > limit || full > limit) return true;
-  const std::int64_t streams = causal + full;
-  return streams <= budget.rows && c.rows + streams <= budget.bytes / width;
+  if (causal <= limit && full <= limit && causal + full <= budget.rows &&
+      c.rows + causal + full <= budget.bytes / width) {
+    return true;
+  }
+  // Past the budget: kept when the reference's planning refuses the case
+  // (overflow, pad_segment_pairing, ...), which it does before allocating any
+  // row; the metadata this takes is within the budget (the rows are).
+  try {
+    ref::plan_pack(ref::prepare_metadata(c.layout), c.rows, c.options, c.marks);
+  } catch (const ref::Error&) {
+    return true;
+  }
+  return false;
 }
 
 void report(const std::string& what, const Case& c) {

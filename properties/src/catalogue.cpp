@@ -68,6 +68,7 @@ std::int64_t spec_step(std::int64_t n, std::int64_t cp, bool graphs, std::int64_
 // The least multiple of the step that is >= n (0 for n = 0, whatever the step).
 std::int64_t spec_padded(std::int64_t n, std::int64_t cp, bool graphs, std::int64_t a) {
   const std::int64_t step = spec_step(n, cp, graphs, a);
+  if (step < 1) return kPastInt64;  // an alignment or cp below 1: invalid_option, no length
   const std::int64_t multiples = n / step + (n % step != 0 ? 1 : 0);
   return multiples > kPastInt64 / step ? kPastInt64 : multiples * step;
 }
@@ -79,7 +80,8 @@ struct Streams {
 
 Streams streams_of(const ref::Layout& L) {
   Streams s;
-  for (std::size_t j = 0; j < L.split_lens.size(); ++j) {
+  // (A layout with more splits than modes is invalid_layout; read what pairs up.)
+  for (std::size_t j = 0; j < std::min(L.split_lens.size(), L.attn_modes.size()); ++j) {
     if (L.attn_modes[j] == "causal") {
       s.causal += L.split_lens[j];
       s.causal_splits++;
@@ -135,8 +137,9 @@ std::pair<std::int64_t, std::int64_t> expected_lengths(const Case& c) {
 //  - a stream (or the pad segment's offset) passes int32: an alignment past
 //    int32 is legal only on a stream that stays empty (overflow);
 //  - the case built without a pad segment and the variant needs one that the
-//    layout cannot pair (pad_segment_pairing; pad_segment_only_when_padded
-//    keeps such layouts valid while nothing is padded);
+//    layout cannot pair, by the catalogue's rule of one full split per sample
+//    (pad_segment_pairing; pad_segment_only_when_padded keeps such layouts
+//    valid while nothing is padded);
 //  - its padded streams pass 4x the case's plus 65536 rows (an alignment of a
 //    million rows on an empty stream the variant fills): the properties stay
 //    within a fixed factor of what the generator or the fuzz budget gave them.
@@ -144,11 +147,16 @@ std::optional<ref::Pack> build_variant(const Case& c, const ref::Pack& built, co
   const auto [causal, full] = expected_lengths(variant);
   if (causal > kInt32Limit || full > kInt32Limit || causal + full > kInt32Limit) return std::nullopt;
   const auto [case_causal, case_full] = expected_lengths(c);
-  if (causal + full > 4 * (case_causal + case_full) + 65536) return std::nullopt;
+  if (causal + full > 4 * (std::min(case_causal, kInt32Limit) + std::min(case_full, kInt32Limit)) + 65536) {
+    return std::nullopt;
+  }
   try {
     return build_case(variant);
   } catch (const ref::Error& e) {
-    if (e.code() == ref::Errc::pad_segment_pairing && !built.pad_segment) return std::nullopt;
+    // Refused pairing is the spec's answer only where the catalogue's own rule
+    // says the layout cannot pair (one full split per sample).
+    const bool unpairable = streams_of(variant.layout).full_splits != static_cast<std::int64_t>(variant.layout.sample_lens.size());
+    if (e.code() == ref::Errc::pad_segment_pairing && !built.pad_segment && unpairable) return std::nullopt;
     throw;
   }
 }

@@ -35,9 +35,9 @@ class ByteReader {
 
 /// What one input may cost: the packed rows, the padded streams (causal plus
 /// full) and their bytes (input rows plus streams, times the row width).
-/// Cases past it are answered by the checks alone (the reference's validation
-/// still runs), so that the cost of an input is bounded before anything is
-/// allocated. The budget also steers the structured form's long streams onto
+/// The targets skip a case past it (small_enough), unless the reference
+/// refuses it before allocating any row, so that the cost of an input is
+/// bounded before anything is allocated. The budget also steers the structured form's long streams onto
 /// the CUDA-graph bucket edges that fit in it (fuzz/README.md).
 struct Budget {
   std::int64_t rows;   ///< packed rows, and padded causal + full rows, each at most this
@@ -47,11 +47,12 @@ struct Budget {
 /// The fast targets' budget: the first bucket edge (2048 rows: 2049 pad to
 /// 2304 under CUDA graphs) with room for the other stream. The later edges
 /// (4096, 8192, 16384) are fuzz_large_pack's.
-inline constexpr Budget kFastBudget{std::int64_t{1} << 12, std::int64_t{1} << 16};
+inline constexpr Budget kFastBudget{std::int64_t{1} << 12, std::int64_t{1} << 17};
 
 /// fuzz_context_parallel's budget: its checks visit every rank of two world
-/// sizes, each an O(rows) gather, so its cases are half as long.
-inline constexpr Budget kShardBudget{std::int64_t{1} << 11, std::int64_t{1} << 15};
+/// sizes, each an O(rows) gather, so its cases are shorter; the 2048-row
+/// bucket edge still fits (2049 rows pad to 2304 under CUDA graphs).
+inline constexpr Budget kShardBudget{3072, std::int64_t{1} << 17};
 
 /// fuzz_large_pack's budget: streams past 16384 rows (the 2048-row bucket
 /// tier) and wide rows.
@@ -72,9 +73,10 @@ properties::Case decode_case(const std::uint8_t* data, std::size_t size, const B
 /// from the golden vectors and the generators.
 std::vector<std::uint8_t> encode_raw(const properties::Case& c);
 
-/// Whether the case fits the budget: its rows, its padded streams (when the
-/// reference's planning accepts it) and their bytes. Decided from the layout
-/// and the plan alone, before any row is allocated.
+/// Whether the target builds the case: its rows, its padded streams and their
+/// bytes fit the budget, or the reference refuses it before allocating (any
+/// error class). Decided from the layout (and, past the budget, the
+/// reference's plan) before any row is allocated.
 bool small_enough(const properties::Case& c, const Budget& budget = kFastBudget);
 
 /// Prints "seqpack-fuzz: <what>" and the case as JSON on stderr, then aborts

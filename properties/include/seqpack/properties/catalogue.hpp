@@ -27,6 +27,7 @@ class Violation : public std::runtime_error {
 class Subject {
  public:
   explicit Subject(const Case& c) : case_(c) {}
+  Subject(Case&&) = delete;  // it would dangle
   const Case& c() const { return case_; }
   /// The input rows, `case_rows(c())`.
   const reference::Rows& rows() const;
