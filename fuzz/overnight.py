@@ -214,7 +214,8 @@ def coverage(args, state):
     result = {"html": shown(os.path.join(state, "coverage-html", "index.html")), "files": {}}
     for line in report.splitlines():
         cols = line.split()
-        if len(cols) >= 10 and (cols[0].startswith(("reference/", "gpu/", ROOT)) or cols[0] == "TOTAL"):
+        # (llvm-cov drops the sources' common prefix: with one target, a name may be "pack.cpp")
+        if len(cols) >= 10 and (cols[0].endswith((".cpp", ".cu")) or cols[0] == "TOTAL"):
             # Filename Regions Missed Cover Functions Missed Executed Lines Missed Cover ...
             name = os.path.relpath(cols[0], ROOT) if cols[0].startswith(ROOT) else cols[0]
             result["files"][name] = {"lines": int(cols[7]), "missed_lines": int(cols[8]), "line_cover": cols[9],
@@ -240,10 +241,11 @@ def write_report(state, run_info, results, findings, cov):
              f"Run {run_info['id']}: {run_info['started']} to {run_info['finished']}, {run_info['time']} s per target, "
              f"{run_info['jobs']} jobs (libFuzzer fork mode), rounds of {run_info['round']} s alternating the "
              f"sanitizer build and the fast build where it was built, state in `{shown(state)}`.", "",
-             "exec/s counts every job together. Edges are libFuzzer's `cov`, the most any round of that build "
-             "reached (the two builds instrument different code, so their edges are not comparable); `-` where "
-             "the build ran no round.", "",
-             "| target | seconds | exec/s with sanitizers | exec/s fast | edges with sanitizers | edges fast "
+             "exec/s counts every job together. Features are fork mode's `cov` (libFuzzer counts features there: "
+             "edges and their hit-count buckets), the most any round of that build reached; the two builds "
+             "instrument different code, so their figures are not comparable. `-` where the build ran no round.",
+             "",
+             "| target | seconds | exec/s with sanitizers | exec/s fast | features with sanitizers | features fast "
              "| new corpus entries | corpus after | findings |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
