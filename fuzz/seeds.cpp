@@ -3,7 +3,7 @@
 // where libFuzzer names them by the SHA-1 of their content):
 //  - the golden vectors' cases, in the raw form (build_pack, differential,
 //    context_parallel, large_pack) and as request lines after a hello
-//    (protocol; lines of at most 8192 bytes, its max_len);
+//    (protocol; lines of at most 4096 bytes, its max_len);
 //  - generated cases of both profiles (fixed seeds), the same way;
 //  - structured-form inputs from a fixed byte stream;
 //  - malformed request lines (protocol).
@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
     }
     ++n;
     // Only lines within fuzz_protocol's max_len (options/protocol.options):
-    // libFuzzer would run the first 8192 bytes of a longer one.
+    // libFuzzer would run the first 4096 bytes of a longer one.
     const std::string line = (i % 2 ? hello : std::string()) + sc::request_line(cases[i], "c" + std::to_string(i)) + "\n";
-    if (line.size() <= 8192) write(out / "protocol", p, line);
+    if (line.size() <= 4096) write(out / "protocol", p, line);
   }
   std::mt19937_64 bytes(7);
   for (int i = 0; i < 64; ++i) {
