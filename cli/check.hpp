@@ -1,5 +1,6 @@
-// `seqpack check`: the main job. For now: the reference over the worked
-// examples of NOTES.md, printed readably, each with its self-checks.
+// `seqpack check`: the main job. The reference over the worked examples of
+// NOTES.md, printed readably, each with its self-checks; then the conformance
+// of every port the build or install has (cli/paths.hpp finds them).
 #pragma once
 
 #include <ostream>

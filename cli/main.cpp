@@ -13,13 +13,13 @@
 #include "print.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
-#include "seqpack/properties/case.hpp"
+#include "seqpack/conformance/case.hpp"
+#include "seqpack/common/version.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace {
 
 namespace sc = seqpack::conformance;
-namespace sp = seqpack::properties;
 
 // The protocol loop: one answer line per request line, flushed.
 int run_oracle_loop(bool allow_runs) {
@@ -36,9 +36,9 @@ int run_oracle_case(const std::string& path) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  sp::Case c;
+  sc::Case c;
   try {
-    c = sp::case_from_json(text.str());
+    c = sc::case_from_json(text.str());
   } catch (const std::exception& e) {
     std::cerr << "oracle: " << path << ": " << e.what() << "\n";
     return 2;
@@ -47,7 +47,7 @@ int run_oracle_case(const std::string& path) {
   seqpack::cli::print_case(std::cout, c.layout, c.options);
   try {
     seqpack::reference::GraphMarks marks = c.marks;
-    const auto pack = seqpack::reference::build_pack(sp::case_rows(c), c.layout, c.options, marks);
+    const auto pack = seqpack::reference::build_pack(sc::case_rows(c), c.layout, c.options, marks);
     seqpack::cli::print_pack(std::cout, pack);
   } catch (const seqpack::reference::Error& e) {
     std::cout << "  error    " << e.what() << "\n";
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
-  app.set_version_flag("--version", "seqpack 0.1.0");
+  app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
 
   seqpack::cli::CheckOptions check_options;
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   }
   if (oracle->parsed()) return oracle_case.empty() ? run_oracle_loop(!plain_only) : run_oracle_case(oracle_case);
   if (conform->parsed()) {
-    co.profile = profile == "packer" ? sp::Profile::packer : sp::Profile::strict;
+    co.profile = profile == "packer" ? sc::Profile::packer : sc::Profile::strict;
     co.progress = isatty(2) != 0;
     co.offer_runs = !no_runs;
     return sc::run_conform(co, std::cout, std::cerr);

@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$root/build/default/fuzz/fuzz_seeds" "$root/corpus/conformance" "$tmp"
+"$root/build/default/fuzz/fuzz_seeds" "$root/conformance/vectors" "$tmp"
 for target in build_pack differential protocol context_parallel large_pack; do
   mkdir -p "$root/corpus/$target"
   before=$(ls "$root/corpus/$target" | wc -l)

@@ -13,7 +13,7 @@
 #include <memory>
 #include <optional>
 
-#include "seqpack/properties/case_json.hpp"
+#include "seqpack/conformance/case_json.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace seqpack::conformance {
@@ -216,14 +216,14 @@ class ReferenceBuilt : public Built {
 class ReferenceImplementation : public Implementation {
  public:
   std::string name() const override { return "seqpack reference oracle"; }
-  std::unique_ptr<Built> build(const ref::Rows& rows, const properties::Case& c, ref::GraphMarks& marks) const override {
+  std::unique_ptr<Built> build(const ref::Rows& rows, const conformance::Case& c, ref::GraphMarks& marks) const override {
     return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks));
   }
 };
 
 std::atomic<std::int64_t> g_row_limit{kMaxOracleRows};
 
-std::string result_or_error(const Implementation& impl, const properties::Case& c, const std::string& id,
+std::string result_or_error(const Implementation& impl, const conformance::Case& c, const std::string& id,
                             const std::vector<std::string>& views, Encoding encoding) {
   try {
     // The reference's checks decide the size before anything is allocated:
@@ -382,17 +382,17 @@ const Implementation& reference_implementation() {
   return impl;
 }
 
-std::string result_line(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
+std::string result_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views,
                         Encoding encoding) {
   return result_or_error(reference_implementation(), c, id, views, encoding);
 }
 
-std::string result_line(const Implementation& impl, const properties::Case& c, const std::string& id,
+std::string result_line(const Implementation& impl, const conformance::Case& c, const std::string& id,
                         const std::vector<std::string>& views, Encoding encoding) {
   return result_or_error(impl, c, id, views, encoding);
 }
 
-std::string request_line(const properties::Case& c, const std::string& id) { return properties::to_json(c, id); }
+std::string request_line(const conformance::Case& c, const std::string& id) { return conformance::to_json(c, id); }
 
 std::string handle_line(const std::string& line) { return Oracle(false).handle(line); }
 
@@ -441,9 +441,9 @@ std::string Oracle::handle(const std::string& line) {
       return w.text();
     }
     if (*type != "case") return error_line(id, "bad_request", "field type: unknown request type " + type->dump());
-    properties::Case c;
+    conformance::Case c;
     try {
-      c = properties::case_from_json_value(j);
+      c = conformance::case_from_json_value(j);
     } catch (const std::exception& e) {
       return error_line(id, "bad_request", e.what());
     }

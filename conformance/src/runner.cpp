@@ -17,7 +17,7 @@
 
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
-#include "seqpack/properties/case_json.hpp"
+#include "seqpack/conformance/case_json.hpp"
 #include "seqpack/properties/generators.hpp"
 
 namespace seqpack::conformance {
@@ -461,7 +461,7 @@ std::vector<Vector> read_vectors(const std::string& dir) {
       try {
         const json j = json::parse(line);
         Vector v;
-        v.c = sp::case_from_json_value(j.at("case"));
+        v.c = case_from_json_value(j.at("case"));
         v.id = j.at("case").at("id").get<std::string>();
         v.expect = j.at("expect").dump();
         out.push_back(std::move(v));

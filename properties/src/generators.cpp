@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "spec.hpp"
+
 namespace seqpack::properties {
 namespace {
 
@@ -70,9 +72,7 @@ std::int64_t earlier_mark() {
   const std::int64_t n = *gen::inRange<std::int64_t>(1, 20000);
   const std::int64_t cp = *gen::inRange<std::int64_t>(1, 9);
   const std::int64_t a = *gen::element<std::int64_t>(1, 2, 7, 64, 128);
-  const std::int64_t bucket = n <= 2048 ? 128 : n <= 4096 ? 256 : n <= 8192 ? 512 : n <= 16384 ? 1024 : 2048;
-  std::int64_t step = std::lcm(std::lcm(a, bucket), cp);
-  return (n + step - 1) / step * step;
+  return spec_padded(n, cp, true, a);
 }
 
 reference::GraphMarks gen_marks() {

@@ -1,6 +1,7 @@
 // Out-of-line members of the value types.
 #include "seqpack/reference/types.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "seqpack/reference/errors.hpp"
@@ -15,6 +16,19 @@ Rows::Rows(std::size_t rows, std::size_t row_bytes) : rows_(rows), row_bytes_(ro
                 std::to_string(rows) + " rows of " + std::to_string(row_bytes) + " bytes overflow size_t");
   }
   bytes_.assign(rows * row_bytes, std::byte{0});
+}
+
+std::vector<std::int64_t> packer_und_tokens(const Layout& layout) {
+  std::vector<std::int64_t> und;
+  std::int64_t pos = 0;
+  for (std::size_t j = 0; j < layout.split_lens.size(); ++j) {
+    const std::int64_t len = std::max<std::int64_t>(0, layout.split_lens[j]);
+    if (j < layout.attn_modes.size() && layout.attn_modes[j] == "causal") {
+      for (std::int64_t i = 0; i < len; ++i) und.push_back(pos + i);
+    }
+    pos += len;
+  }
+  return und;
 }
 
 bool Metadata::matches_layout(const Layout& layout) const {

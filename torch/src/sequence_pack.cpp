@@ -124,10 +124,10 @@ const gpu::DeviceMetadata& device_meta(const SequencePack& pack) {
 
 // The pack's tensors on the implementation's device.
 gpu::DevicePack to_device_pack(const SequencePack& p) {
+  device_meta(p);  // checks the metadata before anything reads it
   gpu::DevicePack d;
   d.meta = p.meta.impl()->device;
-  device_meta(p);
-  d.max_num_tokens = p.max_num_tokens;
+  ref::copy_pack_scalars(p, d);
   d.causal_seq = to_rows(p.causal_seq, "pack.causal_seq");
   d.full_only_seq = to_rows(p.full_only_seq, "pack.full_only_seq");
   if (d.causal_seq.row_bytes != d.full_only_seq.row_bytes) {
@@ -136,26 +136,18 @@ gpu::DevicePack to_device_pack(const SequencePack& p) {
   }
   d.causal_sample_ids = ids_buffer(p.causal_sample_ids, "pack.causal_sample_ids");
   d.full_only_sample_ids = ids_buffer(p.full_only_sample_ids, "pack.full_only_sample_ids");
-  d.pad_segment = p.pad_segment;
-  d.is_sharded = p.is_sharded;
-  d.num_causal_tokens_local = p.num_causal_tokens_local;
-  d.num_full_tokens_local = p.num_full_tokens_local;
   return d;
 }
 
 // A device pack back into tensors shaped like `like` (dtype and trailing shape).
 SequencePack from_device_pack(const gpu::DevicePack& d, const at::Tensor& like) {
-  SequencePack p{SequencePackMetadata(std::make_shared<const SequencePackMetadata::Impl>(
-                     SequencePackMetadata::Impl{d.meta})),
-                 d.max_num_tokens,
-                 to_tensor(d.causal_seq, like),
-                 to_tensor(d.full_only_seq, like),
-                 buffer_tensor(d.causal_sample_ids, at::kLong),
-                 buffer_tensor(d.full_only_sample_ids, at::kLong),
-                 d.pad_segment,
-                 d.is_sharded,
-                 d.num_causal_tokens_local,
-                 d.num_full_tokens_local};
+  SequencePack p;
+  p.meta = SequencePackMetadata(std::make_shared<const SequencePackMetadata::Impl>(SequencePackMetadata::Impl{d.meta}));
+  ref::copy_pack_scalars(d, p);
+  p.causal_seq = to_tensor(d.causal_seq, like);
+  p.full_only_seq = to_tensor(d.full_only_seq, like);
+  p.causal_sample_ids = buffer_tensor(d.causal_sample_ids, at::kLong);
+  p.full_only_sample_ids = buffer_tensor(d.full_only_sample_ids, at::kLong);
   return p;
 }
 

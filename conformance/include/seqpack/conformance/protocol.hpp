@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "seqpack/properties/case.hpp"
+#include "seqpack/conformance/case.hpp"
 #include "seqpack/reference/views.hpp"
 
 namespace seqpack::conformance {
@@ -45,7 +45,7 @@ class Implementation {
  public:
   virtual ~Implementation() = default;
   virtual std::string name() const = 0;
-  virtual std::unique_ptr<Built> build(const reference::Rows& rows, const properties::Case& c,
+  virtual std::unique_ptr<Built> build(const reference::Rows& rows, const conformance::Case& c,
                                        reference::GraphMarks& marks) const = 0;
 };
 
@@ -56,11 +56,11 @@ const Implementation& reference_implementation();
 const std::vector<std::string>& oracle_views();
 
 /// The reference's result for a case as one JSON line, with only `views`.
-std::string result_line(const properties::Case& c, const std::string& id, const std::vector<std::string>& views,
+std::string result_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views,
                         Encoding encoding = Encoding::plain);
 /// The same for another implementation. Cases past the oracle's row limit are
 /// answered by the reference's checks (nothing is allocated for them).
-std::string result_line(const Implementation& impl, const properties::Case& c, const std::string& id,
+std::string result_line(const Implementation& impl, const conformance::Case& c, const std::string& id,
                         const std::vector<std::string>& views, Encoding encoding);
 
 /// The oracle's side of a session: answers hello (choosing the runs encoding
@@ -97,6 +97,6 @@ std::string first_difference(const std::string& expected, const std::string& act
                              const std::vector<std::string>& views);
 
 /// The request line for a case.
-std::string request_line(const properties::Case& c, const std::string& id);
+std::string request_line(const conformance::Case& c, const std::string& id);
 
 }  // namespace seqpack::conformance

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/properties/case.hpp"
+#include "seqpack/conformance/case.hpp"
 
 namespace seqpack::conformance {
 
 struct ConformOptions {
   std::string port;                       ///< command line of the port
-  properties::Profile profile = properties::Profile::packer;
+  conformance::Profile profile = conformance::Profile::packer;
   std::int64_t cases = 1000;              ///< random cases (0: vectors only)
   double time_s = 0;                      ///< stop random cases after this long (0: no limit)
   std::uint64_t seed = 1;
@@ -34,7 +34,7 @@ int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& 
 /// A golden vector: a case and the reference's result line for it.
 struct Vector {
   std::string id;
-  properties::Case c;
+  conformance::Case c;
   std::string expect;
 };
 

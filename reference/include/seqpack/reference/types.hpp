@@ -27,6 +27,12 @@ struct Layout {
   std::vector<std::int64_t> und_token_indexes;  ///< packed positions of understanding tokens
 };
 
+/// The und_token_indexes the framework's packer lists for `layout`'s splits
+/// (NOTES.md section 2): every causal position, in packed order. A negative
+/// split length counts as 0, and a split without a mode as full, so that
+/// invalid layouts still get a list.
+std::vector<std::int64_t> packer_und_tokens(const Layout& layout);
+
 /// Options of a build, with the original's defaults.
 struct Options {
   std::int64_t cp_world_size = 1;         ///< context-parallel world size, >= 1
@@ -143,6 +149,19 @@ struct Pack {
   std::optional<std::int64_t> num_causal_tokens_local;  ///< set on sharded packs
   std::optional<std::int64_t> num_full_tokens_local;    ///< set on sharded packs
 };
+
+/// Copies the fields that every pack representation holds under the same
+/// names (this Pack, gpu::DevicePack, torch::SequencePack): the token count,
+/// the pad segment and the shard state. Streams, sample ids and metadata move
+/// by each representation's own means (copies, device transfers, tensors).
+template <typename From, typename To>
+void copy_pack_scalars(const From& from, To& to) {
+  to.max_num_tokens = from.max_num_tokens;
+  to.pad_segment = from.pad_segment;
+  to.is_sharded = from.is_sharded;
+  to.num_causal_tokens_local = from.num_causal_tokens_local;
+  to.num_full_tokens_local = from.num_full_tokens_local;
+}
 
 /// Position ids: 1-D `[len]` (RoPE) or 2-D `[axes, len]` (3 axes for mRoPE),
 /// row-major, int64.

@@ -32,6 +32,8 @@ namespace seqpack::torch_binding {
 class SequencePackMetadata {
  public:
   struct Impl;
+  /// No metadata: every operation on a pack holding it refuses with `pack.meta`.
+  SequencePackMetadata() = default;
   explicit SequencePackMetadata(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   const std::shared_ptr<const Impl>& impl() const { return impl_; }
 

@@ -1,6 +1,6 @@
 // Case data, building, and the JSON case files.
-#include "seqpack/properties/case.hpp"
-#include "seqpack/properties/case_json.hpp"
+#include "seqpack/conformance/case.hpp"
+#include "seqpack/conformance/case_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -8,34 +8,12 @@
 #include <stdexcept>
 
 #include "seqpack/reference/pack.hpp"
+#include "seqpack/reference/testing.hpp"
 
-namespace seqpack::properties {
+namespace seqpack::conformance {
 namespace {
 
 using nlohmann::json;
-
-void plant(std::byte* row, std::size_t width, std::size_t r) {
-  const std::uint64_t nan64 = 0x7ff80000deadbeefull, neg_zero64 = 0x8000000000000000ull;
-  const std::uint32_t nan32 = 0x7fc0beefu, snan32 = 0x7f800001u, neg_zero32 = 0x80000000u;
-  const std::uint16_t nan16 = 0x7e01, neg_zero16 = 0x8000;
-  switch (r % 5) {
-    case 0:
-      if (width >= 8) std::memcpy(row, &nan64, 8);
-      else if (width >= 4) std::memcpy(row, &nan32, 4);
-      else if (width >= 2) std::memcpy(row, &nan16, 2);
-      break;
-    case 1:
-      if (width >= 8) std::memcpy(row, &neg_zero64, 8);
-      else if (width >= 4) std::memcpy(row, &neg_zero32, 4);
-      else if (width >= 2) std::memcpy(row, &neg_zero16, 2);
-      break;
-    case 2:
-      if (width >= 4) std::memcpy(row, &snan32, 4);
-      break;
-    default:
-      break;
-  }
-}
 
 std::string path(const char* where, const char* key) { return std::string(where) + "." + key; }
 
@@ -97,17 +75,7 @@ std::string string_or(const json& j, const char* key, const char* where) {
 
 }  // namespace
 
-void list_und_tokens(Case& c) {
-  c.layout.und_token_indexes.clear();
-  std::int64_t pos = 0;
-  for (std::size_t j = 0; j < c.layout.split_lens.size(); ++j) {
-    const std::int64_t len = std::max<std::int64_t>(0, c.layout.split_lens[j]);
-    if (c.layout.attn_modes[j] == "causal") {
-      for (std::int64_t i = 0; i < len; ++i) c.layout.und_token_indexes.push_back(pos + i);
-    }
-    pos += len;
-  }
-}
+void list_und_tokens(Case& c) { c.layout.und_token_indexes = reference::packer_und_tokens(c.layout); }
 
 reference::Rows case_rows(const Case& c) {
   reference::Rows rows(static_cast<std::size_t>(c.rows < 0 ? 0 : c.rows), c.row_bytes);
@@ -130,7 +98,7 @@ reference::Rows case_rows(const Case& c) {
     const std::uint64_t v = next();
     for (int b = 0; i < n; ++i, ++b) out[i] = static_cast<std::byte>(v >> (8 * b));
   }
-  for (std::size_t r = 0; r < rows.rows(); ++r) plant(rows.row(r), rows.row_bytes(), r);
+  for (std::size_t r = 0; r < rows.rows(); ++r) reference::testing::plant_special_value(rows.row(r), rows.row_bytes(), r, 5);
   return rows;
 }
 
@@ -221,4 +189,4 @@ Case case_from_json_value(const json& j) {
 
 std::string category(const Case& c) { return c.expect_error.empty() ? "valid" : c.expect_error + "/" + c.fault; }
 
-}  // namespace seqpack::properties
+}  // namespace seqpack::conformance

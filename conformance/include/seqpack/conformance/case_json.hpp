@@ -3,11 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/properties/case.hpp"
+#include "seqpack/conformance/case.hpp"
 
-namespace seqpack::properties {
+namespace seqpack::conformance {
 
 /// As case_from_json, from a parsed value.
 Case case_from_json_value(const nlohmann::json& j);
 
-}  // namespace seqpack::properties
+}  // namespace seqpack::conformance

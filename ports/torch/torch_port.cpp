@@ -47,15 +47,11 @@ std::vector<T> values_of(const at::Tensor& t) {
 ref::Pack host_pack(const tb::SequencePack& p, std::shared_ptr<const ref::Metadata> meta, std::size_t row_bytes) {
   ref::Pack h;
   h.meta = std::move(meta);
-  h.max_num_tokens = p.max_num_tokens;
+  ref::copy_pack_scalars(p, h);
   h.causal_seq = rows_of(p.causal_seq, row_bytes);
   h.full_only_seq = rows_of(p.full_only_seq, row_bytes);
   h.causal_sample_ids = values_of<std::int64_t>(p.causal_sample_ids);
   h.full_only_sample_ids = values_of<std::int64_t>(p.full_only_sample_ids);
-  h.pad_segment = p.pad_segment;
-  h.is_sharded = p.is_sharded;
-  h.num_causal_tokens_local = p.num_causal_tokens_local;
-  h.num_full_tokens_local = p.num_full_tokens_local;
   return h;
 }
 
@@ -103,7 +99,7 @@ class TorchBuilt : public sc::Built {
 class TorchImplementation : public sc::Implementation {
  public:
   std::string name() const override { return "seqpack LibTorch binding (CPU tensors)"; }
-  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::properties::Case& c,
+  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::conformance::Case& c,
                                    ref::GraphMarks& marks) const override {
     const ref::Layout& l = c.layout;
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);

@@ -308,6 +308,16 @@ TEST(TorchBindingArguments, NameTheArgument) {
   EXPECT_EQ(m, tb::GraphMarks{});
 }
 
+// A pack without metadata (default-constructed) is refused, not dereferenced.
+TEST(TorchBindingArguments, APackWithoutMetadataIsRefused) {
+  Fixture x;
+  tb::SequencePack empty = x.pack;
+  empty.meta = tb::SequencePackMetadata();
+  EXPECT_EQ(field_of([&] { tb::get_all_seq(empty); }), "pack.meta");
+  EXPECT_EQ(field_of([&] { tb::set_all_seq(empty, x.input); }), "pack.meta");
+  EXPECT_EQ(field_of([&] { tb::shard_pack(empty, 0, 1); }), "pack.meta");
+}
+
 TEST(TorchBindingArguments, ResultsHaveTheOriginalsDtypes) {
   Fixture x;
   EXPECT_EQ(x.pack.meta.sample_offsets().scalar_type(), at::kInt);

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "seqpack/reference/testing.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -25,29 +26,7 @@ const ref::Layout kE1 = make_layout({2, 2}, {"causal", "full", "causal", "full"}
 // Rows of random bytes with special float patterns planted where they fit.
 ref::Rows tricky_rows(std::size_t n, std::size_t width, std::uint64_t seed) {
   ref::Rows rows = random_rows(n, width, seed);
-  const std::uint32_t nan32 = 0x7fc00123u, neg_zero32 = 0x80000000u, snan32 = 0x7f800001u;
-  const std::uint64_t nan64 = 0x7ff8000000000abcull, neg_zero64 = 0x8000000000000000ull;
-  const std::uint16_t bf16_nan = 0x7fc1, half_neg_zero = 0x8000;
-  for (std::size_t r = 0; r < n; ++r) {
-    std::byte* p = rows.row(r);
-    switch (r % 4) {
-      case 0:
-        if (width >= 8) std::memcpy(p, &nan64, 8);
-        else if (width >= 4) std::memcpy(p, &nan32, 4);
-        else if (width >= 2) std::memcpy(p, &bf16_nan, 2);
-        break;
-      case 1:
-        if (width >= 8) std::memcpy(p, &neg_zero64, 8);
-        else if (width >= 4) std::memcpy(p, &neg_zero32, 4);
-        else if (width >= 2) std::memcpy(p, &half_neg_zero, 2);
-        break;
-      case 2:
-        if (width >= 4) std::memcpy(p, &snan32, 4);
-        break;
-      default:
-        break;
-    }
-  }
+  for (std::size_t r = 0; r < n; ++r) ref::testing::plant_special_value(rows.row(r), width, r, 4);
   return rows;
 }
 

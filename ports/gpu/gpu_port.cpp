@@ -17,15 +17,11 @@ namespace sc = seqpack::conformance;
 ref::Pack to_host_pack(const gpu::DevicePack& d, std::shared_ptr<const ref::Metadata> meta) {
   ref::Pack p;
   p.meta = std::move(meta);
-  p.max_num_tokens = d.max_num_tokens;
+  ref::copy_pack_scalars(d, p);
   p.causal_seq = gpu::to_host(d.causal_seq);
   p.full_only_seq = gpu::to_host(d.full_only_seq);
   p.causal_sample_ids = gpu::to_host_vector(d.causal_sample_ids);
   p.full_only_sample_ids = gpu::to_host_vector(d.full_only_sample_ids);
-  p.pad_segment = d.pad_segment;
-  p.is_sharded = d.is_sharded;
-  p.num_causal_tokens_local = d.num_causal_tokens_local;
-  p.num_full_tokens_local = d.num_full_tokens_local;
   return p;
 }
 
@@ -58,7 +54,7 @@ class GpuBuilt : public sc::Built {
 class GpuImplementation : public sc::Implementation {
  public:
   std::string name() const override { return std::string("seqpack gpu (thrust ") + SEQPACK_GPU_BACKEND_NAME + ")"; }
-  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::properties::Case& c,
+  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::conformance::Case& c,
                                    ref::GraphMarks& marks) const override {
     return std::make_unique<GpuBuilt>(gpu::build_pack(gpu::to_device(rows), c.layout, c.options, marks));
   }

@@ -61,13 +61,7 @@ inline ref::Rows random_rows(std::size_t n, std::size_t width, std::uint64_t see
 inline ref::Layout make_layout(std::vector<std::int64_t> samples, std::vector<std::string> modes,
                                std::vector<std::int64_t> splits) {
   ref::Layout layout{std::move(samples), std::move(splits), std::move(modes), {}};
-  std::int64_t pos = 0;
-  for (std::size_t j = 0; j < layout.split_lens.size(); ++j) {
-    if (layout.attn_modes[j] == "causal") {
-      for (std::int64_t i = 0; i < layout.split_lens[j]; ++i) layout.und_token_indexes.push_back(pos + i);
-    }
-    pos += layout.split_lens[j] > 0 ? layout.split_lens[j] : 0;
-  }
+  layout.und_token_indexes = ref::packer_und_tokens(layout);
   return layout;
 }
 

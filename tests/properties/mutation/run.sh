@@ -3,7 +3,7 @@
 # sources, rebuilds the property suite against it, runs the suite, and fails
 # if any mutant survives. Prints the mutation score.
 #
-#   properties/mutation/run.sh SOURCE_DIR WORK_DIR [MUTANT_NAME...]
+#   tests/properties/mutation/run.sh SOURCE_DIR WORK_DIR [MUTANT_NAME...]
 #
 # SEQPACK_MUTATION_PARAMS sets RapidCheck's budget per mutant run
 # (default "max_success=300 max_size=100").
@@ -25,7 +25,8 @@ mkdir -p "$tree"
 tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf -
 # Fresh mtimes, so that objects a previous run built from a mutant are rebuilt.
 find "$tree" -type f -exec touch {} +
-cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEQPACK_BUILD_CLI=OFF >/dev/null
+cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEQPACK_BUILD_GPU=OFF -DSEQPACK_BUILD_CLI=OFF \
+  -DSEQPACK_INSTALL=OFF >/dev/null
 cmake --build "$build" --target property_test -j2 >/dev/null
 
 # Parse mutants.txt into parallel arrays of blocks.
@@ -42,7 +43,7 @@ while IFS= read -r line || [[ -n "$line" ]]; do
     "find: "*) find_text=${line#find: } ;;
     "replace: "*) edits[$current]+="$file"$'\x1f'"$find_text"$'\x1f'"${line#replace: }"$'\x1e' ;;
   esac
-done < "$src/properties/mutation/mutants.txt"
+done < "$src/tests/properties/mutation/mutants.txt"
 
 apply() {  # file find replace -> replaces exactly one occurrence
   python3 - "$tree/$1" "$2" "$3" <<'PY'
@@ -73,7 +74,7 @@ for name in "${names[@]}"; do
   outcome=""
   if ! cmake --build "$build" --target property_test -j2 > "$work/$name.build.log" 2>&1; then
     outcome="does not compile (see $work/$name.build.log)"
-  elif RC_PARAMS="$params" timeout 300 "$build/properties/tests/property_test" --gtest_brief=1 > "$work/$name.log" 2>&1; then
+  elif RC_PARAMS="$params" timeout 300 "$build/tests/properties/property_test" --gtest_brief=1 > "$work/$name.log" 2>&1; then
     outcome="SURVIVED"
   else
     killers=$(grep -E '^\[  FAILED  \] [A-Za-z]' "$work/$name.log" | sed 's/\[  FAILED  \] //; s/ (.*//; s/^Catalogue\.//' | sort -u | tr '\n' ' ' || true)

@@ -11,12 +11,11 @@
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
-#include "seqpack/properties/case.hpp"
+#include "seqpack/conformance/case.hpp"
 
 namespace {
 
 namespace sc = seqpack::conformance;
-namespace sp = seqpack::properties;
 using nlohmann::json;
 
 json answer(const std::string& line) { return json::parse(sc::handle_line(line)); }
@@ -103,7 +102,7 @@ struct RunResult {
   std::string out;
 };
 
-RunResult conform(const std::string& port, sp::Profile profile, std::int64_t cases, const std::string& known = "",
+RunResult conform(const std::string& port, sc::Profile profile, std::int64_t cases, const std::string& known = "",
                   const std::string& save = "", double timeout = 10) {
   sc::ConformOptions o;
   o.port = port;
@@ -126,14 +125,14 @@ std::string temp_dir(const std::string& name) {
 }
 
 TEST(Runner, OracleConformsToItself) {
-  const RunResult r = conform("'" SEQPACK_BIN "' oracle", sp::Profile::strict, 300);
+  const RunResult r = conform("'" SEQPACK_BIN "' oracle", sc::Profile::strict, 300);
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("300 cases"), std::string::npos) << r.out;
 }
 
 TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
   const std::string save = temp_dir("save");
-  const RunResult r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 200, "", save);
+  const RunResult r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 200, "", save);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("first difference: pack.pad_segment.max_sample_len: expected"), std::string::npos) << r.out;
   // Every saved minimal case is tiny: one or two samples of a few rows.
@@ -142,7 +141,7 @@ TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
     std::ifstream in(f.path());
     std::stringstream text;
     text << in.rdbuf();
-    const sp::Case c = sp::case_from_json(text.str());
+    const sc::Case c = sc::case_from_json(text.str());
     EXPECT_LE(c.rows, 4) << text.str();
     EXPECT_LE(c.layout.sample_lens.size(), 2u) << text.str();
     ++saved;
@@ -153,26 +152,26 @@ TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
 TEST(Runner, KnownFailuresPassAndStaleOnesFail) {
   const std::string dir = temp_dir("known");
   std::ofstream(dir + "/valid.txt") << "# the wrong port's fault shows on valid cases\nvalid\n";
-  RunResult r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 100, dir + "/valid.txt");
+  RunResult r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/valid.txt");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("0 unexpected failures"), std::string::npos) << r.out;
   // A listed category that passes now fails the run.
   std::ofstream(dir + "/stale.txt") << "invalid_option/option\n";
-  r = conform("'" SEQPACK_BIN "' oracle", sp::Profile::strict, 300, dir + "/stale.txt");
+  r = conform("'" SEQPACK_BIN "' oracle", sc::Profile::strict, 300, dir + "/stale.txt");
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("NOW PASSES (remove from the known failures): invalid_option/option"), std::string::npos)
       << r.out;
 }
 
 TEST(Runner, CrashingPortFailsTheCaseAndIsRestarted) {
-  const RunResult r = conform("'" WRONG_PORT "' crash_cp 3", sp::Profile::packer, 300);
+  const RunResult r = conform("'" WRONG_PORT "' crash_cp 3", sc::Profile::packer, 300);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("crashed"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("300 cases"), std::string::npos) << r.out;
 }
 
 TEST(Runner, HangingPortTimesOutAndIsRestarted) {
-  const RunResult r = conform("'" WRONG_PORT "' hang_cp 5", sp::Profile::packer, 120, "", "", 0.5);
+  const RunResult r = conform("'" WRONG_PORT "' hang_cp 5", sc::Profile::packer, 120, "", "", 0.5);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("hung"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("120 cases"), std::string::npos) << r.out;
@@ -180,7 +179,7 @@ TEST(Runner, HangingPortTimesOutAndIsRestarted) {
 
 TEST(Runner, GoldenVectorsReplayAgainstTheReference) {
   // Any behaviour change of the reference shows up here, and as a diff of
-  // corpus/conformance/vectors.jsonl once regenerated.
+  // conformance/vectors/vectors.jsonl once regenerated.
   const auto vectors = sc::read_vectors(SEQPACK_VECTORS_DIR);
   ASSERT_GE(vectors.size(), 300u);
   for (const auto& v : vectors) {
