@@ -10,7 +10,7 @@ packages=(
   librapidcheck-dev
   libtorch-dev python3-torch
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
-  clang-14 libclang-rt-14-dev llvm-14
+  clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14
   zip
 )
 

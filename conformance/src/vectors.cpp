@@ -111,6 +111,7 @@ std::vector<Vector> make_vectors() {
   }
 
   std::vector<Vector> out;
+  out.reserve(cases.size());
   for (auto& [id, c] : cases) out.push_back({id, c, result_line(c, id, oracle_views())});
   return out;
 }
