@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -101,13 +102,64 @@ RC_GTEST_PROP(GpuDifferential, BuildPackMatchesTheReference, ()) {
   build_both(c);
 }
 
-// The strict generator plants one fault of a PROTOCOL.md class in most cases.
-// Every refusal must match the reference's in class and field: build_pack's,
-// prepare_metadata's, and that of a build with prepared metadata (made for
-// the case's layout, or for another one: metadata_mismatch).
+// Layout faults the strict generator does not plant, added to its case:
+// negative sample lengths, empty samples, lengths that sum past int64 (tiled,
+// crossing or short), splits past the samples' end or short of it, und
+// indexes out of order, repeated out of order, or far past the rows. Returns
+// what it planted.
+std::string plant_more(sp::Case& c) {
+  ref::Layout& l = c.layout;
+  if (l.sample_lens.empty()) return "none";
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, l.sample_lens.size());
+  switch (*rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7)) {
+    case 0:
+      l.sample_lens[k] = -*rc::gen::element<std::int64_t>(1, 2, INT64_MAX);
+      return "negative sample";
+    case 1: {
+      const std::int64_t a = *rc::gen::element<std::int64_t>(INT64_MAX - 1, std::int64_t{1} << 62, 2147483648LL);
+      const std::int64_t b = *rc::gen::element<std::int64_t>(INT64_MAX - 1, std::int64_t{1} << 62, 5);
+      const auto splits = *rc::gen::element(std::vector<std::int64_t>{a, b}, std::vector<std::int64_t>{a + 1, b - 1},
+                                            std::vector<std::int64_t>{a - 1, b + 1}, std::vector<std::int64_t>{a, b - 1});
+      l.sample_lens.insert(l.sample_lens.end(), {a, b});
+      l.split_lens.insert(l.split_lens.end(), splits.begin(), splits.end());
+      l.attn_modes.insert(l.attn_modes.end(), {"full", *rc::gen::element<std::string>("causal", "full")});
+      return "huge lengths";
+    }
+    case 2:
+      l.sample_lens.insert(l.sample_lens.begin() + static_cast<std::ptrdiff_t>(k), 0);
+      return "empty sample";
+    case 3:
+      l.split_lens.push_back(*rc::gen::element<std::int64_t>(1, 5));
+      l.attn_modes.push_back(*rc::gen::element<std::string>("causal", "full"));
+      return "split past the end";
+    case 4:
+      if (l.split_lens.empty()) return "none";
+      l.split_lens.pop_back();
+      l.attn_modes.pop_back();
+      return "last split dropped";
+    case 5:
+      std::reverse(l.und_token_indexes.begin(), l.und_token_indexes.end());
+      return "und reversed";
+    case 6:
+      if (l.und_token_indexes.empty()) return "none";
+      l.und_token_indexes.push_back(l.und_token_indexes.front());
+      std::reverse(l.und_token_indexes.begin(), l.und_token_indexes.end());
+      return "und repeated, reversed";
+    default:
+      l.und_token_indexes.push_back(*rc::gen::element<std::int64_t>(INT64_MAX, std::int64_t{1} << 62, INT64_MIN));
+      return "und far out";
+  }
+}
+
+// The strict generator plants one fault of a PROTOCOL.md class in most cases,
+// plant_more one more in half. Every refusal must match the reference's in
+// class and field: build_pack's, prepare_metadata's, and that of a build with
+// prepared metadata (made for the case's layout, or for another one:
+// metadata_mismatch).
 RC_GTEST_PROP(GpuDifferential, RefusalsMatchTheReference, ()) {
-  const sp::Case c = *sp::gen_strict_case();
+  sp::Case c = *sp::gen_strict_case();
   RC_TAG(c.expect_error.empty() ? "valid" : c.expect_error);
+  if (*rc::gen::arbitrary<bool>()) RC_TAG(plant_more(c));
   build_both(c);
   std::shared_ptr<const ref::Metadata> r_meta;
   std::shared_ptr<const gpu::DeviceMetadata> g_meta;
