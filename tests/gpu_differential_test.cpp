@@ -197,7 +197,8 @@ RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;  // named, not bound: lambdas capture them (C++17)
+  gpu::DevicePack& g = both->second;
   const std::int64_t world = c.options.cp_world_size;
   const auto n = static_cast<std::size_t>(r.meta->num_tokens());
   const std::size_t width = r.causal_seq.row_bytes();
@@ -330,7 +331,8 @@ RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;
+  gpu::DevicePack& g = both->second;
   poison();
   RC_ASSERT(gpu::to_host(gpu::get_all_seq(g)) == ref::get_all_seq(r));
   poison();
@@ -362,7 +364,8 @@ RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;
+  gpu::DevicePack& g = both->second;
   const std::int64_t world = c.options.cp_world_size;
   std::vector<gpu::DevicePack> shards;
   for (std::int64_t rank = 0; rank < world; ++rank) {
@@ -395,7 +398,8 @@ RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;
+  gpu::DevicePack& g = both->second;
   const bool mrope = *rc::gen::arbitrary<bool>();
   ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(c.rows), {}};
   ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
