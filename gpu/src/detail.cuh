@@ -14,7 +14,7 @@
 #include <thrust/system/cuda/execution_policy.h>
 #endif
 #ifdef SEQPACK_GPU_OMP
-#include <omp.h>
+#include <thrust/system/omp/execution_policy.h>
 #endif
 
 #include <cstddef>
@@ -60,41 +60,57 @@ inline bool g_scan_expansion = false;
 // ---------------------------------------------------------------------------
 // Execution.
 
+// Below this many bytes of data an OMP entry point runs its Thrust calls on the
+// calling thread: a parallel region costs about a microsecond to open even
+// for a team of one (libgomp), more than small work. Measured in
+// gpu/README.md ("OMP: the serial path for small inputs").
+inline constexpr std::size_t kSerialBelowBytes = std::size_t{256} << 10;
+inline std::size_t g_serial_below = kSerialBelowBytes;
+
 // The execution policy of an entry point: the caller's stream on CUDA, without
 // the synchronisation Thrust would otherwise add after each algorithm; the
-// host backends' own system otherwise.
-#ifdef SEQPACK_GPU_CUDA
+// host backends' own system otherwise. On the OMP build, a policy of our own
+// (Thrust's OMP policy by inheritance) whose for_each and for_each_n, which
+// Thrust's fills, copies and transforms run through, take the sequential path
+// inside a SerialWhenSmall scope of small work.
+#if defined(SEQPACK_GPU_CUDA)
 inline auto exec(Stream stream) { return thrust::cuda::par_nosync.on(stream); }
+#elif defined(SEQPACK_GPU_OMP)
+inline thread_local bool t_serial = false;
+
+struct OmpPolicy : thrust::system::omp::detail::execution_policy<OmpPolicy> {};
+
+inline OmpPolicy exec(Stream) { return {}; }
+
+// Found by Thrust's dispatch (argument-dependent lookup on the policy).
+template <typename Iterator, typename Size, typename Function>
+Iterator for_each_n(OmpPolicy&, Iterator first, Size n, Function f) {
+  if (t_serial) return thrust::for_each_n(thrust::seq, first, n, f);
+  return thrust::for_each_n(thrust::omp::par, first, n, f);
+}
+
+template <typename Iterator, typename Function>
+Iterator for_each(OmpPolicy& policy, Iterator first, Iterator last, Function f) {
+  return detail::for_each_n(policy, first, last - first, f);
+}
 #else
 inline auto exec(Stream) { return thrust::device; }
 #endif
 
-// Below this many bytes of data an OMP entry point runs its Thrust calls on the
-// calling thread: each call (and each allocation, whose construction pass is a
-// parallel loop too) otherwise opens a parallel region, whose start-up costs
-// more than the work. Measured in gpu/README.md ("OMP: the serial path").
-inline constexpr std::size_t kSerialBelowBytes = std::size_t{256} << 10;
-inline std::size_t g_serial_below = kSerialBelowBytes;
-
-// Scope of an entry point that touches `bytes` bytes. On the OMP build, a team
-// of one thread while it lives when `bytes` is under the threshold (OpenMP's
-// `if` clause, for regions Thrust opens); the caller's setting comes back at
-// the end of the scope. Nothing on the other builds.
+// Scope of an entry point that touches `bytes` bytes. On the OMP build, the
+// Thrust calls made while it lives run on the calling thread when `bytes` is
+// under the threshold (OpenMP's `if` clause, for the regions Thrust opens).
+// Nothing on the other builds.
 #ifdef SEQPACK_GPU_OMP
 class SerialWhenSmall {
  public:
-  explicit SerialWhenSmall(std::size_t bytes) : serial_(bytes < g_serial_below), saved_(omp_get_max_threads()) {
-    if (serial_) omp_set_num_threads(1);
-  }
-  ~SerialWhenSmall() {
-    if (serial_) omp_set_num_threads(saved_);
-  }
+  explicit SerialWhenSmall(std::size_t bytes) : saved_(t_serial) { t_serial = t_serial || bytes < g_serial_below; }
+  ~SerialWhenSmall() { t_serial = saved_; }
   SerialWhenSmall(const SerialWhenSmall&) = delete;
   SerialWhenSmall& operator=(const SerialWhenSmall&) = delete;
 
  private:
-  bool serial_;
-  int saved_;
+  bool saved_;
 };
 #else
 struct SerialWhenSmall {
