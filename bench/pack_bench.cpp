@@ -7,12 +7,14 @@
 
 #include <malloc.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "seqpack/gpu/pack.hpp"
+#include "seqpack/gpu/testing.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace {
@@ -40,6 +42,15 @@ const Config kConfigs[] = {
     {"8x(300+4000)x1024B", 8, 300, 4000, 1024},
     {"64x(200+2000)x256B", 64, 200, 2000, 256},
     {"1x(12+100)x32B", 1, 12, 100, 32},
+};
+
+// One sample of growing size (64-byte rows, 9 KB to 2.4 MB): where the OMP
+// build's serial path for small inputs should end (bench/run.sh, gpu/README.md).
+const Config kSweep[] = {
+    {"1x(16+128)x64B", 1, 16, 128, 64},        {"1x(64+512)x64B", 1, 64, 512, 64},
+    {"1x(128+1024)x64B", 1, 128, 1024, 64},    {"1x(256+2048)x64B", 1, 256, 2048, 64},
+    {"1x(512+4096)x64B", 1, 512, 4096, 64},    {"1x(1024+8192)x64B", 1, 1024, 8192, 64},
+    {"1x(2048+16384)x64B", 1, 2048, 16384, 64}, {"1x(4096+32768)x64B", 1, 4096, 32768, 64},
 };
 
 ref::Layout layout_of(const Config& c) {
@@ -114,6 +125,17 @@ void PackGpu(benchmark::State& state, const Config& c) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.bytes.size()));
 }
 
+#if defined(_OPENMP) && !defined(SEQPACK_GPU_CUDA)
+// PackGpu with the OMP build's serial-path threshold forced (0: always the
+// OpenMP team; SIZE_MAX: always the calling thread), restored afterwards.
+void PackGpuThreshold(benchmark::State& state, const Config& c, std::size_t threshold) {
+  const std::size_t saved = gpu::serial_threshold();
+  gpu::set_serial_threshold(threshold);
+  PackGpu(state, c);
+  gpu::set_serial_threshold(saved);
+}
+#endif
+
 void GetAllSeqReference(benchmark::State& state, const Config& c) {
   ref::GraphMarks m;
   const ref::Pack p = ref::build_pack(rows_of(c), layout_of(c), options(), m);
@@ -154,6 +176,16 @@ const bool registered = [] {
     benchmark::RegisterBenchmark(("get_all_seq/gpu/" + n).c_str(), GetAllSeqGpu, c)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("metadata/reference/" + n).c_str(), MetadataReference, c)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("metadata/gpu/" + n).c_str(), MetadataGpu, c)->Unit(benchmark::kMicrosecond);
+  }
+  for (const Config& c : kSweep) {
+    const std::string n = c.name;
+    benchmark::RegisterBenchmark(("sweep/pack/gpu/" + n).c_str(), PackGpu, c)->Unit(benchmark::kMicrosecond);
+#if defined(_OPENMP) && !defined(SEQPACK_GPU_CUDA)
+    benchmark::RegisterBenchmark(("sweep/pack/gpu-serial/" + n).c_str(), PackGpuThreshold, c, SIZE_MAX)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("sweep/pack/gpu-parallel/" + n).c_str(), PackGpuThreshold, c, std::size_t{0})
+        ->Unit(benchmark::kMicrosecond);
+#endif
   }
   return true;
 }();

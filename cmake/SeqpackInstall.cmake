@@ -39,6 +39,12 @@ endfunction()
 # The config and version files; called once every component is defined.
 function(seqpack_install_package)
   get_property(components GLOBAL PROPERTY SEQPACK_COMPONENTS)
+  # The gpu component holds gpu_cuda where the CUDA build is on; then the
+  # config makes a CUDA Thrust target too (the consumer enables CUDA).
+  set(SEQPACK_INSTALLED_CUDA "")
+  if(SEQPACK_ENABLE_CUDA)
+    set(SEQPACK_INSTALLED_CUDA cuda)
+  endif()
   configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/seqpackConfig.cmake.in
     ${PROJECT_BINARY_DIR}/seqpackConfig.cmake INSTALL_DESTINATION ${SEQPACK_CMAKE_DIR})
   # 0.x: a minor version may break the API, so only the same minor matches.

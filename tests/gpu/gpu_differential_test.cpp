@@ -1,14 +1,21 @@
 // Differential properties: the GPU implementation (this build's Thrust
 // backend) against the reference, bit for bit, on the property suite's
 // generators. Output buffers are poisoned before each call, so a row the
-// implementation forgets to write shows as a difference.
+// implementation forgets to write shows as a difference. The gpu validates
+// and plans on its own, so refusals are compared too: the same error class
+// naming the same field, on the strict generator's planted faults and on
+// misuse after a build.
 #include <gtest/gtest.h>
 
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
 
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
@@ -21,11 +28,25 @@ namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
 namespace sp = seqpack::properties;
 
+// The OMP build's default size threshold of its serial path (read before any test sets it).
+const std::size_t kSerialThreshold = gpu::serial_threshold();
 
-// Poisons the next outputs and picks the metadata expansion (both are checked).
+// Poisons the next outputs and picks the metadata expansion and, on the OMP
+// build, the serial or the parallel path (every choice is checked).
 void poison() {
   gpu::set_poison(*rc::gen::inRange(0, 256));
   gpu::set_scan_expansion(*rc::gen::arbitrary<bool>());
+  gpu::set_serial_threshold(*rc::gen::element<std::size_t>(0, kSerialThreshold, SIZE_MAX));
+}
+
+// What a refusal says: "<class> at <field>", or "" when the call succeeds.
+std::string refusal(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const ref::Error& e) {
+    return std::string(ref::to_string(e.code())) + " at " + e.field();
+  }
+  return {};
 }
 
 void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
@@ -58,20 +79,12 @@ void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
 std::optional<std::pair<ref::Pack, gpu::DevicePack>> build_both(const sp::Case& c) {
   const ref::Rows rows = sp::case_rows(c);
   ref::GraphMarks rm = c.marks, gm = c.marks;
-  std::string r_error, g_error;
   std::optional<ref::Pack> r;
   std::optional<gpu::DevicePack> g;
-  try {
-    r = ref::build_pack(rows, c.layout, c.options, rm);
-  } catch (const ref::Error& e) {
-    r_error = ref::to_string(e.code());
-  }
+  const std::string r_error = refusal([&] { r = ref::build_pack(rows, c.layout, c.options, rm); });
   poison();
-  try {
-    g = gpu::build_pack(gpu::to_device(rows), c.layout, c.options, gm);
-  } catch (const ref::Error& e) {
-    g_error = ref::to_string(e.code());
-  }
+  const gpu::DeviceRows d = gpu::to_device(rows);
+  const std::string g_error = refusal([&] { g = gpu::build_pack(d, c.layout, c.options, gm); });
   RC_ASSERT(g_error == r_error);
   RC_ASSERT(gm == rm);
   if (!r) return std::nullopt;
@@ -89,11 +102,237 @@ RC_GTEST_PROP(GpuDifferential, BuildPackMatchesTheReference, ()) {
   build_both(c);
 }
 
+// Layout faults the strict generator does not plant, added to its case:
+// negative sample lengths, empty samples, lengths that sum past int64 (tiled,
+// crossing or short), splits past the samples' end or short of it, und
+// indexes out of order, repeated out of order, or far past the rows. Returns
+// what it planted.
+std::string plant_more(sp::Case& c) {
+  ref::Layout& l = c.layout;
+  if (l.sample_lens.empty()) return "none";
+  const std::size_t k = *rc::gen::inRange<std::size_t>(0, l.sample_lens.size());
+  switch (*rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7)) {
+    case 0:
+      l.sample_lens[k] = -*rc::gen::element<std::int64_t>(1, 2, INT64_MAX);
+      return "negative sample";
+    case 1: {
+      const std::int64_t a = *rc::gen::element<std::int64_t>(INT64_MAX - 1, std::int64_t{1} << 62, 2147483648LL);
+      const std::int64_t b = *rc::gen::element<std::int64_t>(INT64_MAX - 1, std::int64_t{1} << 62, 5);
+      const auto splits = *rc::gen::element(std::vector<std::int64_t>{a, b}, std::vector<std::int64_t>{a + 1, b - 1},
+                                            std::vector<std::int64_t>{a - 1, b + 1}, std::vector<std::int64_t>{a, b - 1});
+      l.sample_lens.insert(l.sample_lens.end(), {a, b});
+      l.split_lens.insert(l.split_lens.end(), splits.begin(), splits.end());
+      l.attn_modes.insert(l.attn_modes.end(), {"full", *rc::gen::element<std::string>("causal", "full")});
+      return "huge lengths";
+    }
+    case 2:
+      l.sample_lens.insert(l.sample_lens.begin() + static_cast<std::ptrdiff_t>(k), 0);
+      return "empty sample";
+    case 3:
+      l.split_lens.push_back(*rc::gen::element<std::int64_t>(1, 5));
+      l.attn_modes.push_back(*rc::gen::element<std::string>("causal", "full"));
+      return "split past the end";
+    case 4:
+      if (l.split_lens.empty()) return "none";
+      l.split_lens.pop_back();
+      l.attn_modes.pop_back();
+      return "last split dropped";
+    case 5:
+      std::reverse(l.und_token_indexes.begin(), l.und_token_indexes.end());
+      return "und reversed";
+    case 6:
+      if (l.und_token_indexes.empty()) return "none";
+      l.und_token_indexes.push_back(l.und_token_indexes.front());
+      std::reverse(l.und_token_indexes.begin(), l.und_token_indexes.end());
+      return "und repeated, reversed";
+    default:
+      l.und_token_indexes.push_back(*rc::gen::element<std::int64_t>(INT64_MAX, std::int64_t{1} << 62, INT64_MIN));
+      return "und far out";
+  }
+}
+
+// The strict generator plants one fault of a PROTOCOL.md class in most cases,
+// plant_more one more in half. Every refusal must match the reference's in
+// class and field: build_pack's, prepare_metadata's, and that of a build with
+// prepared metadata (made for the case's layout, or for another one:
+// metadata_mismatch).
+RC_GTEST_PROP(GpuDifferential, RefusalsMatchTheReference, ()) {
+  sp::Case c = *sp::gen_strict_case();
+  RC_TAG(c.expect_error.empty() ? "valid" : c.expect_error);
+  if (*rc::gen::arbitrary<bool>()) RC_TAG(plant_more(c));
+  build_both(c);
+  std::shared_ptr<const ref::Metadata> r_meta;
+  std::shared_ptr<const gpu::DeviceMetadata> g_meta;
+  const std::string r_error =
+      refusal([&] { r_meta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(c.layout)); });
+  poison();
+  const std::string g_error =
+      refusal([&] { g_meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(c.layout)); });
+  RC_ASSERT(g_error == r_error);
+  if (!r_meta) return;
+  ref::Layout layout = c.layout;
+  if (*rc::gen::arbitrary<bool>()) {
+    if (!layout.attn_modes.empty() && *rc::gen::arbitrary<bool>()) {
+      std::string& mode = layout.attn_modes[*rc::gen::inRange<std::size_t>(0, layout.attn_modes.size())];
+      mode = mode == "causal" ? "full" : "causal";
+    } else {
+      layout.sample_lens.push_back(0);
+    }
+  }
+  const ref::Rows rows = sp::case_rows(c);
+  ref::GraphMarks rm = c.marks, gm = c.marks;
+  std::optional<ref::Pack> r;
+  std::optional<gpu::DevicePack> g;
+  const std::string r_prepared = refusal([&] { r = ref::build_pack(rows, layout, c.options, rm, r_meta); });
+  poison();
+  const gpu::DeviceRows d = gpu::to_device(rows);
+  const std::string g_prepared = refusal([&] { g = gpu::build_pack(d, layout, c.options, gm, g_meta); });
+  RC_ASSERT(g_prepared == r_prepared);
+  RC_ASSERT(gm == rm);
+  if (r) expect_same_pack(*r, *g);
+}
+
+// Misuse after a build: the checks of the operations that take a pack.
+RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
+  const sp::Case c = *sp::gen_packer_case();
+  auto both = build_both(c);
+  RC_ASSERT(both.has_value());
+  ref::Pack& r = both->first;  // named, not bound: lambdas capture them (C++17)
+  gpu::DevicePack& g = both->second;
+  const std::int64_t world = c.options.cp_world_size;
+  const auto n = static_cast<std::size_t>(r.meta->num_tokens());
+  const std::size_t width = r.causal_seq.row_bytes();
+  const auto ids_of = [](bool mrope, std::size_t axes, std::size_t len, std::size_t values) {
+    return ref::PositionIds{mrope, axes, len, std::vector<std::int64_t>(values, 7)};
+  };
+  std::string r_error, g_error;
+  const int misuse = *rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7, 8);  // uniform (inRange grows with the size)
+  poison();
+  switch (misuse) {
+    case 0: {
+      RC_TAG("rank outside the world");
+      const std::int64_t rank = *rc::gen::element<std::int64_t>(-1, world, world + 5, INT64_MIN, INT64_MAX);
+      r_error = refusal([&] { ref::shard_pack(r, rank, world); });
+      g_error = refusal([&] { gpu::shard_pack(g, rank, world); });
+      break;
+    }
+    case 1: {
+      RC_TAG("world size below 1");
+      const std::int64_t w = *rc::gen::element<std::int64_t>(0, -1, INT64_MIN);
+      const ref::PositionIds ids = ids_of(false, 1, n, n);
+      r_error = refusal([&] { ref::shard_position_ids(ids, r, 0, w); });
+      g_error = refusal([&] { gpu::shard_position_ids(gpu::to_device(ids), g, 0, w); });
+      break;
+    }
+    case 2: {
+      RC_TAG("an operation on a shard");
+      std::optional<ref::Pack> rs;
+      std::optional<gpu::DevicePack> gs;
+      r_error = refusal([&] { rs = ref::shard_pack(r, 0, world); });
+      g_error = refusal([&] { gs = gpu::shard_pack(g, 0, world); });
+      if (!rs || !gs) break;
+      const ref::PositionIds ids = ids_of(false, 1, n, n);
+      switch (*rc::gen::element(0, 1, 2, 3, 4)) {
+        case 0:
+          r_error = refusal([&] { ref::shard_pack(*rs, 0, world); });
+          g_error = refusal([&] { gpu::shard_pack(*gs, 0, world); });
+          break;
+        case 1:
+          r_error = refusal([&] { ref::get_all_seq(*rs); });
+          g_error = refusal([&] { gpu::get_all_seq(*gs); });
+          break;
+        case 2:
+          r_error = refusal([&] { ref::get_all_seq_padded(*rs); });
+          g_error = refusal([&] { gpu::get_all_seq_padded(*gs); });
+          break;
+        case 3:
+          r_error = refusal([&] { ref::set_all_seq(*rs, ref::Rows(n, width)); });
+          g_error = refusal([&] { gpu::set_all_seq(*gs, gpu::to_device(ref::Rows(n, width))); });
+          break;
+        default:
+          r_error = refusal([&] { ref::get_und_position_ids(ids, *rs); });
+          g_error = refusal([&] { gpu::get_und_position_ids(gpu::to_device(ids), *gs); });
+          break;
+      }
+      break;
+    }
+    case 3: {
+      RC_TAG("set_all_seq of the wrong shape");
+      const bool wider = *rc::gen::arbitrary<bool>();
+      const ref::Rows value(wider ? n : n + 1, wider ? width + 1 : width);
+      r_error = refusal([&] { ref::set_all_seq(r, value); });
+      g_error = refusal([&] { gpu::set_all_seq(g, gpu::to_device(value)); });
+      break;
+    }
+    case 4: {
+      RC_TAG("from_all_seq of the wrong length");
+      const ref::Rows value(n + *rc::gen::inRange<std::size_t>(1, 4), width);
+      r_error = refusal([&] { ref::from_all_seq(value, r); });
+      g_error = refusal([&] { gpu::from_all_seq(gpu::to_device(value), g); });
+      break;
+    }
+    case 5:
+    case 6:
+    case 7: {
+      RC_TAG("position ids of the wrong shape");
+      const ref::PositionIds ids = misuse == 5   ? ids_of(true, 3, n + 1, 3 * (n + 1))  // one id too many per axis
+                                   : misuse == 6 ? ids_of(false, 3, n, 3 * n)          // 1-D with three axes
+                                                 : ids_of(true, 3, n, 3 * n + 1);      // values do not fill the shape
+      if (*rc::gen::arbitrary<bool>()) {
+        r_error = refusal([&] { ref::get_gen_position_ids(ids, r); });
+        g_error = refusal([&] { gpu::get_gen_position_ids(gpu::to_device(ids), g); });
+      } else {
+        const std::int64_t rank = *rc::gen::inRange<std::int64_t>(0, world);
+        r_error = refusal([&] { ref::shard_position_ids(ids, r, rank, world); });
+        g_error = refusal([&] { gpu::shard_position_ids(gpu::to_device(ids), g, rank, world); });
+      }
+      break;
+    }
+    default: {
+      RC_TAG("gather_shards of the wrong shards");
+      std::vector<ref::Pack> rs;
+      std::vector<gpu::DevicePack> gs;
+      const std::string r_shard = refusal([&] {
+        for (std::int64_t rank = 0; rank < world; ++rank) rs.push_back(ref::shard_pack(r, rank, world));
+      });
+      const std::string g_shard = refusal([&] {
+        for (std::int64_t rank = 0; rank < world; ++rank) gs.push_back(gpu::shard_pack(g, rank, world));
+      });
+      RC_ASSERT(g_shard == r_shard);
+      if (!r_shard.empty()) break;
+      switch (*rc::gen::element(0, 1, 2)) {
+        case 0:  // none
+          rs.clear();
+          gs.clear();
+          break;
+        case 1: {  // the whole pack in place of one shard
+          const auto k = *rc::gen::inRange<std::size_t>(0, rs.size());
+          rs[k] = r;
+          gs[k] = gpu::zeros_like(g);
+          gs[k].is_sharded = false;
+          break;
+        }
+        default:  // one rank twice, another missing
+          if (rs.size() > 1) {
+            rs.back() = rs.front();
+            gs.back() = gpu::shard_pack(g, 0, world);
+          }
+          break;
+      }
+      r_error = refusal([&] { ref::gather_shards(rs); });
+      g_error = refusal([&] { gpu::gather_shards(gs); });
+      break;
+    }
+  }
+  RC_ASSERT(g_error == r_error);
+}
+
 RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;
+  gpu::DevicePack& g = both->second;
   poison();
   RC_ASSERT(gpu::to_host(gpu::get_all_seq(g)) == ref::get_all_seq(r));
   poison();
@@ -125,23 +364,15 @@ RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;
+  gpu::DevicePack& g = both->second;
   const std::int64_t world = c.options.cp_world_size;
   std::vector<gpu::DevicePack> shards;
   for (std::int64_t rank = 0; rank < world; ++rank) {
-    std::string r_error, g_error;
     std::optional<ref::Pack> rs;
-    try {
-      rs = ref::shard_pack(r, rank, world);
-    } catch (const ref::Error& e) {
-      r_error = ref::to_string(e.code());
-    }
+    const std::string r_error = refusal([&] { rs = ref::shard_pack(r, rank, world); });
     poison();
-    try {
-      shards.push_back(gpu::shard_pack(g, rank, world));
-    } catch (const ref::Error& e) {
-      g_error = ref::to_string(e.code());
-    }
+    const std::string g_error = refusal([&] { shards.push_back(gpu::shard_pack(g, rank, world)); });
     RC_ASSERT(g_error == r_error);
     if (!rs) return;
     expect_same_pack(*rs, shards.back());
@@ -167,7 +398,8 @@ RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
   const sp::Case c = *sp::gen_packer_case();
   auto both = build_both(c);
   RC_ASSERT(both.has_value());
-  auto& [r, g] = *both;
+  ref::Pack& r = both->first;
+  gpu::DevicePack& g = both->second;
   const bool mrope = *rc::gen::arbitrary<bool>();
   ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(c.rows), {}};
   ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
@@ -178,21 +410,13 @@ RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
   RC_ASSERT(gpu::to_host(gpu::get_gen_position_ids(d, g)) == ref::get_gen_position_ids(ids, r));
   const std::int64_t world = c.options.cp_world_size;
   for (std::int64_t rank = 0; rank < world; ++rank) {
-    std::string r_error, g_error;
     std::optional<ref::PositionIds> rs;
-    try {
-      rs = ref::shard_position_ids(ids, r, rank, world);
-    } catch (const ref::Error& e) {
-      r_error = ref::to_string(e.code());
-    }
+    std::optional<ref::PositionIds> gs;
+    const std::string r_error = refusal([&] { rs = ref::shard_position_ids(ids, r, rank, world); });
     poison();
-    try {
-      const auto gs = gpu::to_host(gpu::shard_position_ids(d, g, rank, world));
-      if (rs) RC_ASSERT(gs == *rs);
-    } catch (const ref::Error& e) {
-      g_error = ref::to_string(e.code());
-    }
+    const std::string g_error = refusal([&] { gs = gpu::to_host(gpu::shard_position_ids(d, g, rank, world)); });
     RC_ASSERT(g_error == r_error);
+    if (rs) RC_ASSERT(*gs == *rs);
   }
 }
 

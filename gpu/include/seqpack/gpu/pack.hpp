@@ -1,7 +1,8 @@
 // The GPU implementation's operations, mirroring the reference's names
 // (reference/metadata.hpp, pack.hpp, views.hpp, context_parallel.hpp).
-// Errors are the reference's (seqpack::reference::Error with the same classes),
-// checked on the host before any device work.
+// Errors are the reference's classes (seqpack::reference::Error, naming the
+// same fields), from the gpu's own checks, made on the host before any device
+// work.
 //
 // Stream order: every entry point takes the stream its device work is
 // enqueued on and returns without waiting for it, except where gpu/README.md
@@ -16,8 +17,11 @@
 namespace seqpack::gpu {
 inline namespace SEQPACK_GPU_BACKEND {
 
-/// Validates `layout` and builds its metadata: O(splits) on the host, the
-/// indices and sample ids on the device by scans and searches.
+/// Validates `layout` on the host (O(samples + splits + u log splits) for u
+/// und indexes, plus a sort of them when they come out of order) and builds
+/// its metadata: the O(splits) summary on the host, the indices and sample
+/// ids on the device (a scan on CUDA, a loop per split on the host backends;
+/// see set_scan_expansion).
 DeviceMetadata prepare_metadata(const reference::Layout& layout, Stream stream = {});
 
 /// Builds a pack from packed rows on the device; as reference::build_pack.

@@ -1,6 +1,8 @@
 // Test support of the GPU implementation.
 #pragma once
 
+#include <cstddef>
+
 #include "seqpack/gpu/types.hpp"
 
 namespace seqpack::gpu {
@@ -15,6 +17,15 @@ void set_poison(int byte);
 /// split by split (false; the host backends' default), so that the
 /// differential tests check both expansions on every backend.
 void set_scan_expansion(bool scan);
+
+/// OMP build: entry points that touch fewer than `bytes` bytes run their
+/// Thrust calls on the calling thread (0: always on the OpenMP team; SIZE_MAX:
+/// always serial). No effect on the CPP and CUDA builds. The differential
+/// tests pick it at random so that both paths are checked.
+void set_serial_threshold(std::size_t bytes);
+
+/// The threshold in force (the build's default until set_serial_threshold).
+std::size_t serial_threshold();
 
 }  // namespace SEQPACK_GPU_BACKEND
 }  // namespace seqpack::gpu

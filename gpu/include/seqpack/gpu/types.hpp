@@ -14,6 +14,9 @@
 #include <vector>
 
 #include <thrust/copy.h>
+#ifndef SEQPACK_GPU_CUDA
+#include <thrust/system/cpp/execution_policy.h>
+#endif
 
 #include "seqpack/reference/types.hpp"
 
@@ -55,6 +58,12 @@ struct UninitializedAllocator : thrust::device_allocator<T> {
     using other = UninitializedAllocator<U>;
   };
   SEQPACK_HOST_DEVICE void construct(T*) {}  // leaves the element as the memory holds it
+#ifndef SEQPACK_GPU_CUDA
+  // Thrust runs the (empty) construction pass of an allocation on the
+  // allocator's system: on the host backends the sequential one, so that the
+  // OMP build does not open a parallel region per allocation. Host memory either way.
+  using system_type = thrust::system::cpp::tag;
+#endif
 };
 
 /// The buffers of the GPU implementation: device vectors without the zero pass.

@@ -1,2 +1,0 @@
-// The GPU implementation built for Thrust's CPP (sequential host) backend.
-#include "pack.cu"
