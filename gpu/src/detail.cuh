@@ -64,7 +64,7 @@ inline bool g_scan_expansion = false;
 // calling thread: a parallel region costs about a microsecond to open even
 // for a team of one (libgomp), more than small work. Measured in
 // gpu/README.md ("OMP: the serial path for small inputs").
-inline constexpr std::size_t kSerialBelowBytes = std::size_t{256} << 10;
+inline constexpr std::size_t kSerialBelowBytes = std::size_t{512} << 10;
 inline std::size_t g_serial_below = kSerialBelowBytes;
 
 // The execution policy of an entry point: the caller's stream on CUDA, without
