@@ -55,14 +55,12 @@ const Config kSweep[] = {
 
 ref::Layout layout_of(const Config& c) {
   ref::Layout l;
-  std::int64_t pos = 0;
   for (int s = 0; s < c.samples; ++s) {
     l.sample_lens.push_back(c.causal + c.full);
     l.split_lens.insert(l.split_lens.end(), {c.causal, c.full});
     l.attn_modes.insert(l.attn_modes.end(), {"causal", "full"});
-    for (std::int64_t i = 0; i < c.causal; ++i) l.und_token_indexes.push_back(pos + i);
-    pos += c.causal + c.full;
   }
+  l.und_token_indexes = ref::packer_und_tokens(l);
   return l;
 }
 

@@ -16,6 +16,10 @@ set(SEQPACK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/seqpack)
 # relative to its own executable (cli/paths.cpp).
 set(SEQPACK_LIBEXEC_DIR ${CMAKE_INSTALL_LIBEXECDIR}/seqpack)
 set(SEQPACK_DATA_DIR ${CMAKE_INSTALL_DATADIR}/seqpack)
+# With BUILD_SHARED_LIBS, installed executables find the installed libraries.
+file(RELATIVE_PATH seqpack_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+file(RELATIVE_PATH seqpack_libexec_to_lib ${CMAKE_INSTALL_FULL_LIBEXECDIR}/seqpack ${CMAKE_INSTALL_FULL_LIBDIR})
+set(CMAKE_INSTALL_RPATH "$ORIGIN/${seqpack_bin_to_lib};$ORIGIN/${seqpack_libexec_to_lib}")
 
 # Installs `component`'s library targets (exported as seqpack::<EXPORT_NAME>)
 # and its include directories.
@@ -24,6 +28,14 @@ function(seqpack_install_component component)
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "TARGETS;INCLUDES" ${ARGN})
+  # Installed static libraries may end up in a consumer's shared library or
+  # Python extension.
+  foreach(target ${ARG_TARGETS})
+    get_target_property(type ${target} TYPE)
+    if(NOT type STREQUAL "INTERFACE_LIBRARY")
+      set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    endif()
+  endforeach()
   install(TARGETS ${ARG_TARGETS} EXPORT seqpack-${component}-targets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${component}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT ${component}

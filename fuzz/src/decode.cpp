@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "seqpack/properties/catalogue.hpp"
+#include "seqpack/properties/spec.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace seqpack::fuzz {
@@ -74,9 +75,7 @@ std::int64_t earlier_mark(ByteReader& r, const Budget& budget) {
   if (r.byte() % 3 == 0) return 0;
   const std::int64_t n = r.in_range(1, budget.rows / 2), cp = r.in_range(1, 8);
   const std::int64_t a = pick(r, {1, 2, 7, 64, 128});
-  const std::int64_t bucket = n <= 2048 ? 128 : n <= 4096 ? 256 : n <= 8192 ? 512 : n <= 16384 ? 1024 : 2048;
-  const std::int64_t step = std::lcm(std::lcm(a, bucket), cp);
-  return (n + step - 1) / step * step;
+  return properties::spec_padded(n, cp, true, a);
 }
 
 

@@ -78,6 +78,9 @@ inline auto exec(Stream stream) { return thrust::cuda::par_nosync.on(stream); }
 #elif defined(SEQPACK_GPU_OMP)
 inline thread_local bool t_serial = false;
 
+// Derives from Thrust's OMP policy in thrust::system::omp::detail, an internal
+// name: checked against CCCL 3.0.1 (CUDA 13's); a CCCL update that moves it
+// breaks the OMP build at compile time, not silently.
 struct OmpPolicy : thrust::system::omp::detail::execution_policy<OmpPolicy> {};
 
 inline OmpPolicy exec(Stream) { return {}; }

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "seqpack/reference/reference.hpp"
-#include "spec.hpp"
+#include "seqpack/properties/spec.hpp"
 
 namespace seqpack::properties {
 namespace {

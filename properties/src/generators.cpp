@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "spec.hpp"
+#include "seqpack/properties/spec.hpp"
 
 namespace seqpack::properties {
 namespace {

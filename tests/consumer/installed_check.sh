@@ -13,11 +13,12 @@ cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 test ! -e "$work/prefix/bin/seqpack.paths"
 "$work/prefix/bin/seqpack" check --cases 50 > "$work/check.log" 2>&1 || { tail -40 "$work/check.log"; exit 1; }
 grep -E "^conformance: " "$work/check.log"
-# Every installed port ran, and the packer runs replayed the installed vectors.
-for port in "$work"/prefix/libexec/seqpack/*; do
-  grep -q "$(basename "$port")" "$work/install.log"
-done
-ports=$(ls "$work/prefix/libexec/seqpack" | wc -l)
+# Every installed port ran (a build without gpu/ installs none), and the packer
+# runs replayed the installed vectors.
+ports=0
+if [[ -d "$work/prefix/libexec/seqpack" ]]; then
+  ports=$(find "$work/prefix/libexec/seqpack" -maxdepth 1 -type f -perm -u+x | wc -l)
+fi
 runs=$(grep -c "^conformance: " "$work/check.log")
 echo "installed ports: $ports, conformance runs: $runs"
 test "$runs" -eq $(( (ports + 1) * 2 ))

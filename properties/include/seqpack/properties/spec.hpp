@@ -1,7 +1,8 @@
 // The padding arithmetic of the spec, restated for the property suite from
 // NOTES.md section 3 and the original's _get_padded_size, not taken from the
 // reference: the catalogue checks the reference against it, and the
-// generators aim cases at its edges (bucket boundaries, high-water marks).
+// generators and the fuzz decoder aim cases at its edges (bucket boundaries,
+// high-water marks).
 #pragma once
 
 #include <cstdint>
