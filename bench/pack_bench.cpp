@@ -3,8 +3,6 @@
 // baseline, in one run. bench/run.sh turns the results into ratios. Built by
 // nvcc as pack_bench_cuda.cu for the CUDA build: there every GPU iteration
 // waits for the device, and the baseline is a device-to-device copy.
-#include <benchmark/benchmark.h>
-
 #include <malloc.h>
 
 #include <cstdint>
@@ -12,6 +10,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
@@ -47,9 +47,9 @@ const Config kConfigs[] = {
 // One sample of growing size (64-byte rows, 9 KB to 2.4 MB): where the OMP
 // build's serial path for small inputs should end (bench/run.sh, gpu/README.md).
 const Config kSweep[] = {
-    {"1x(16+128)x64B", 1, 16, 128, 64},        {"1x(64+512)x64B", 1, 64, 512, 64},
-    {"1x(128+1024)x64B", 1, 128, 1024, 64},    {"1x(256+2048)x64B", 1, 256, 2048, 64},
-    {"1x(512+4096)x64B", 1, 512, 4096, 64},    {"1x(1024+8192)x64B", 1, 1024, 8192, 64},
+    {"1x(16+128)x64B", 1, 16, 128, 64},         {"1x(64+512)x64B", 1, 64, 512, 64},
+    {"1x(128+1024)x64B", 1, 128, 1024, 64},     {"1x(256+2048)x64B", 1, 256, 2048, 64},
+    {"1x(512+4096)x64B", 1, 512, 4096, 64},     {"1x(1024+8192)x64B", 1, 1024, 8192, 64},
     {"1x(2048+16384)x64B", 1, 2048, 16384, 64}, {"1x(4096+32768)x64B", 1, 4096, 32768, 64},
 };
 
@@ -170,9 +170,11 @@ const bool registered = [] {
     benchmark::RegisterBenchmark(("memcpy/" + n).c_str(), Memcpy, c)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("pack/reference/" + n).c_str(), PackReference, c)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("pack/gpu/" + n).c_str(), PackGpu, c)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("get_all_seq/reference/" + n).c_str(), GetAllSeqReference, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("get_all_seq/reference/" + n).c_str(), GetAllSeqReference, c)
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("get_all_seq/gpu/" + n).c_str(), GetAllSeqGpu, c)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("metadata/reference/" + n).c_str(), MetadataReference, c)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("metadata/reference/" + n).c_str(), MetadataReference, c)
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("metadata/gpu/" + n).c_str(), MetadataGpu, c)->Unit(benchmark::kMicrosecond);
   }
   for (const Config& c : kSweep) {

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,6 @@
 #include "print.hpp"
 #include "seqpack/conformance/examples.hpp"
 #include "seqpack/conformance/runner.hpp"
-
-#include <sstream>
 
 namespace seqpack::cli {
 namespace {

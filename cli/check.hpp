@@ -3,17 +3,17 @@
 // of every port the build or install has (cli/paths.hpp finds them).
 #pragma once
 
-#include <ostream>
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 namespace seqpack::cli {
 
 struct CheckOptions {
-  std::string only;          ///< one worked example and nothing else
-  std::string self;          ///< this executable, to start `seqpack oracle` as a port
+  std::string only;           ///< one worked example and nothing else
+  std::string self;           ///< this executable, to start `seqpack oracle` as a port
   std::int64_t cases = 2000;  ///< random conformance cases per port and profile
-  double time_s = 0;         ///< or this many seconds per port and profile
+  double time_s = 0;          ///< or this many seconds per port and profile
   std::uint64_t seed = 1;
 };
 

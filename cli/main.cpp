@@ -1,5 +1,4 @@
 // The seqpack command line: check (the main job), oracle, conform, vectors.
-#include <CLI/CLI.hpp>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -9,12 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "check.hpp"
 #include "print.hpp"
+#include "seqpack/common/version.hpp"
+#include "seqpack/conformance/case.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
-#include "seqpack/conformance/case.hpp"
-#include "seqpack/common/version.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace {
@@ -74,14 +75,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   seqpack::cli::CheckOptions check_options;
-  CLI::App* check = app.add_subcommand("check", "The main job: worked examples, then conformance of every port the build has");
+  CLI::App* check =
+      app.add_subcommand("check", "The main job: worked examples, then conformance of every port the build has");
   check->add_option("--example", check_options.only, "Run only this worked example (E1 ... E7) and nothing else");
-  check->add_option("--time", check_options.time_s, "Seconds of random conformance cases per port (the overnight campaign)");
-  check->add_option("--cases", check_options.cases, "Random conformance cases per port and profile")->capture_default_str();
+  check->add_option("--time", check_options.time_s,
+                    "Seconds of random conformance cases per port (the overnight campaign)");
+  check->add_option("--cases", check_options.cases, "Random conformance cases per port and profile")
+      ->capture_default_str();
   check->add_option("--seed", check_options.seed, "Seed of the random cases")->capture_default_str();
 
   std::string oracle_case;
-  CLI::App* oracle = app.add_subcommand("oracle", "The reference as a port: protocol requests on stdin, answers on stdout");
+  CLI::App* oracle =
+      app.add_subcommand("oracle", "The reference as a port: protocol requests on stdin, answers on stdout");
   oracle->add_option("--case", oracle_case, "Read one case file, print the pack readably and the result, and exit");
   bool plain_only = false;
   oracle->add_flag("--plain", plain_only, "Answer in the plain encoding even when the runner offers runs");
@@ -90,16 +95,20 @@ int main(int argc, char** argv) {
   std::string profile = "packer";
   CLI::App* conform = app.add_subcommand("conform", "Check a port against the reference");
   conform->add_option("--port", co.port, "The port's command line (run by /bin/sh -c)")->required();
-  conform->add_option("--profile", profile, "packer or strict")->check(CLI::IsMember({"packer", "strict"}))->capture_default_str();
+  conform->add_option("--profile", profile, "packer or strict")
+      ->check(CLI::IsMember({"packer", "strict"}))
+      ->capture_default_str();
   conform->add_option("--cases", co.cases, "Random cases (0 with --time: until the time is up)")->capture_default_str();
   conform->add_option("--time", co.time_s, "Stop the random cases after this many seconds");
   conform->add_option("--seed", co.seed, "Seed of the random cases")->capture_default_str();
   conform->add_option("--vectors", co.vectors_dir, "Replay the golden vectors (*.jsonl) of this directory first");
-  conform->add_option("--known-failures", co.known_failures, "File of categories or vector:ID entries expected to fail");
+  conform->add_option("--known-failures", co.known_failures,
+                      "File of categories or vector:ID entries expected to fail");
   conform->add_option("--save-failures", co.save_failures, "Write each minimal failing case to this directory");
   conform->add_option("--report", co.report, "Write a JSON summary here");
   conform->add_option("--timeout", co.timeout_s, "Seconds the port may take per answer")->capture_default_str();
-  conform->add_option("--shrink-budget", co.shrink_budget, "Port calls spent shrinking each failure")->capture_default_str();
+  conform->add_option("--shrink-budget", co.shrink_budget, "Port calls spent shrinking each failure")
+      ->capture_default_str();
   bool no_runs = false;
   conform->add_flag("--plain", no_runs, "Do not offer the runs encoding (compare plain arrays only)");
 

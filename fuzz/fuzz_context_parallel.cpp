@@ -28,7 +28,8 @@ bool same_rows(const ref::Rows& part, const ref::Rows& whole, std::size_t first)
 
 template <typename T>
 bool same_slice(const std::vector<T>& part, const std::vector<T>& whole, std::size_t first) {
-  return first + part.size() <= whole.size() && std::equal(part.begin(), part.end(), whole.begin() + static_cast<std::ptrdiff_t>(first));
+  return first + part.size() <= whole.size() &&
+         std::equal(part.begin(), part.end(), whole.begin() + static_cast<std::ptrdiff_t>(first));
 }
 
 // The error class that f throws, or "" when it returns.
@@ -49,8 +50,10 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
     shards = ref::shard_pack_all(pack, world);
   } catch (const ref::Error& e) {
     // Only an indivisible stream may refuse; the GPU implementation must agree.
-    if (e.code() != ref::Errc::not_divisible) sf::report("cp: shard_pack_all failed with " + std::string(ref::to_string(e.code())) + w, c);
-    if (pack.causal_seq.rows() % static_cast<std::size_t>(world) == 0 && pack.full_only_seq.rows() % static_cast<std::size_t>(world) == 0) {
+    if (e.code() != ref::Errc::not_divisible)
+      sf::report("cp: shard_pack_all failed with " + std::string(ref::to_string(e.code())) + w, c);
+    if (pack.causal_seq.rows() % static_cast<std::size_t>(world) == 0 &&
+        pack.full_only_seq.rows() % static_cast<std::size_t>(world) == 0) {
       sf::report("cp: not_divisible on divisible streams" + w, c);
     }
     try {
@@ -65,7 +68,8 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
   const std::size_t lf = pack.full_only_seq.rows() / static_cast<std::size_t>(world);
   std::int64_t real_c = 0, real_f = 0;
   // Position ids with distinct values: axis a, position p -> a * 2^32 + p + 1.
-  ref::PositionIds ids1{false, 1, static_cast<std::size_t>(c.rows), {}}, ids3{true, 3, static_cast<std::size_t>(c.rows), {}};
+  ref::PositionIds ids1{false, 1, static_cast<std::size_t>(c.rows), {}},
+      ids3{true, 3, static_cast<std::size_t>(c.rows), {}};
   for (std::int64_t p = 0; p < c.rows; ++p) ids1.values.push_back(p + 1);
   for (std::int64_t a = 0; a < 3; ++a) {
     for (std::int64_t p = 0; p < c.rows; ++p) ids3.values.push_back((a << 32) + p + 1);
@@ -75,7 +79,8 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
     const ref::Pack& s = shards[static_cast<std::size_t>(rank)];
     const std::string at = " at rank " + std::to_string(rank) + w;
     const auto r = static_cast<std::size_t>(rank);
-    if (!s.is_sharded || s.causal_seq.rows() != lc || s.full_only_seq.rows() != lf) sf::report("cp: shard shape" + at, c);
+    if (!s.is_sharded || s.causal_seq.rows() != lc || s.full_only_seq.rows() != lf)
+      sf::report("cp: shard shape" + at, c);
     if (!same_rows(s.causal_seq, pack.causal_seq, r * lc) || !same_rows(s.full_only_seq, pack.full_only_seq, r * lf)) {
       sf::report("cp: shard rows are not the rank's slice" + at, c);
     }
@@ -85,7 +90,8 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
     }
     const auto [nc, nf] = ref::get_num_real_tokens(s);
     const auto clamp = [](std::int64_t n, std::size_t first, std::size_t len) {
-      return std::max<std::int64_t>(0, std::min<std::int64_t>(static_cast<std::int64_t>(len), n - static_cast<std::int64_t>(first)));
+      return std::max<std::int64_t>(
+          0, std::min<std::int64_t>(static_cast<std::int64_t>(len), n - static_cast<std::int64_t>(first)));
     };
     if (nc != clamp(m.num_causal_tokens, r * lc, lc) || nf != clamp(m.num_full_tokens, r * lf, lf)) {
       sf::report("cp: local real-token counts" + at, c);
@@ -97,7 +103,8 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
     if (s.causal_seq.size_bytes()) std::memcpy(joined.data(), s.causal_seq.data(), s.causal_seq.size_bytes());
     if (s.full_only_seq.size_bytes()) std::memcpy(joined.row(lc), s.full_only_seq.data(), s.full_only_seq.size_bytes());
     const ref::Pack back = ref::from_all_seq(joined, s);
-    if (back.causal_seq != s.causal_seq || back.full_only_seq != s.full_only_seq) sf::report("cp: from_all_seq on a shard" + at, c);
+    if (back.causal_seq != s.causal_seq || back.full_only_seq != s.full_only_seq)
+      sf::report("cp: from_all_seq on a shard" + at, c);
     // Sharded position ids against their definition.
     for (const ref::PositionIds* ids : {&ids1, &ids3}) {
       const ref::PositionIds got = ref::shard_position_ids(*ids, pack, rank, world);
@@ -117,11 +124,13 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
     const gpu::DevicePack gs = gpu::shard_pack(device, rank, world);
     if (gpu::to_host(gs.causal_seq) != s.causal_seq || gpu::to_host(gs.full_only_seq) != s.full_only_seq ||
         gpu::to_host_vector(gs.causal_sample_ids) != s.causal_sample_ids ||
-        gs.num_causal_tokens_local != s.num_causal_tokens_local || gs.num_full_tokens_local != s.num_full_tokens_local) {
+        gs.num_causal_tokens_local != s.num_causal_tokens_local ||
+        gs.num_full_tokens_local != s.num_full_tokens_local) {
       sf::report("cp: gpu shard differs" + at, c);
     }
   }
-  if (real_c != m.num_causal_tokens || real_f != m.num_full_tokens) sf::report("cp: local counts do not sum to the real tokens" + w, c);
+  if (real_c != m.num_causal_tokens || real_f != m.num_full_tokens)
+    sf::report("cp: local counts do not sum to the real tokens" + w, c);
   const ref::Pack whole = ref::gather_shards(shards);
   if (whole.causal_seq != pack.causal_seq || whole.full_only_seq != pack.full_only_seq ||
       whole.causal_sample_ids != pack.causal_sample_ids || whole.full_only_sample_ids != pack.full_only_sample_ids ||
@@ -155,13 +164,15 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
       const std::string at = std::string(und ? "get_und_position_ids " : "get_gen_position_ids ") + m.what + w;
       const ref::Pack& target = m.sharded ? shards.front() : pack;
       const gpu::DevicePack& gtarget = m.sharded ? gshard : device;
-      const auto r_class = error_class([&] { und ? ref::get_und_position_ids(m.ids, target) : ref::get_gen_position_ids(m.ids, target); });
+      const auto r_class = error_class(
+          [&] { und ? ref::get_und_position_ids(m.ids, target) : ref::get_gen_position_ids(m.ids, target); });
       const auto g_class = error_class([&] {
         const gpu::DevicePositionIds d = gpu::to_device(m.ids);
         und ? gpu::get_und_position_ids(d, gtarget) : gpu::get_gen_position_ids(d, gtarget);
       });
       if (r_class != ref::to_string(m.want)) sf::report("cp: " + at + ": got '" + r_class + "'", c);
-      if (g_class != r_class) sf::report("cp: gpu " + at + ": got '" + g_class + "', the reference '" + r_class + "'", c);
+      if (g_class != r_class)
+        sf::report("cp: gpu " + at + ": got '" + g_class + "', the reference '" + r_class + "'", c);
     }
   }
 }

@@ -14,9 +14,9 @@
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/reference/reference.hpp"
 #ifdef SEQPACK_FUZZ_TORCH
-#include <ATen/ATen.h>
-
 #include <cstring>
+
+#include <ATen/ATen.h>
 
 #include "seqpack/torch/sequence_pack.hpp"
 #endif
@@ -68,7 +68,8 @@ std::pair<std::string, std::optional<decltype(std::declval<Build>()())>> attempt
 #ifdef SEQPACK_FUZZ_TORCH
 void check_torch(const Case& c, const ref::Rows& rows, const std::optional<ref::Pack>& r, const std::string& r_error) {
   namespace tb = seqpack::torch_binding;
-  at::Tensor input = at::empty({static_cast<std::int64_t>(rows.rows()), static_cast<std::int64_t>(rows.row_bytes())}, at::kByte);
+  at::Tensor input =
+      at::empty({static_cast<std::int64_t>(rows.rows()), static_cast<std::int64_t>(rows.row_bytes())}, at::kByte);
   if (rows.size_bytes()) std::memcpy(input.data_ptr(), rows.data(), rows.size_bytes());
   const tb::BuildOptions o = tb::build_options(c.options);
   ref::GraphMarks marks = c.marks;

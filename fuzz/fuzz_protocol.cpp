@@ -2,13 +2,13 @@
 // request handling (seqpack oracle's loop). Every line must get exactly one
 // JSON object back, a result or a named error, never a crash or a hang. The
 // oracle's row limit is lowered (kRowLimit) so that each input stays fast.
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/protocol.hpp"
 
@@ -106,7 +106,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (line.empty()) continue;
     const std::string answer = oracle.handle(line);
     if (!well_formed(answer) || answer.find('\n') != std::string::npos) {
-      std::fprintf(stderr, "\nseqpack-fuzz: protocol: malformed answer\nline: %s\nanswer: %s\n", line.c_str(), answer.c_str());
+      std::fprintf(stderr, "\nseqpack-fuzz: protocol: malformed answer\nline: %s\nanswer: %s\n", line.c_str(),
+                   answer.c_str());
       std::abort();
     }
   }

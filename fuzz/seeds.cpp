@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     cases.push_back(gen(rc::Random(seed), 30).value());
   }
   std::size_t n = 0, p = 0;
-  const std::string hello = "{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"encodings\":[\"plain\",\"runs\"]}\n";
+  const std::string hello =
+      "{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"encodings\":[\"plain\",\"runs\"]}\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::string raw = as_string(seqpack::fuzz::encode_raw(cases[i]));
     for (const char* target : {"build_pack", "differential", "context_parallel", "large_pack"}) {
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
     ++n;
     // Only lines within fuzz_protocol's max_len (options/protocol.options):
     // libFuzzer would run the first 4096 bytes of a longer one.
-    const std::string line = (i % 2 ? hello : std::string()) + sc::request_line(cases[i], "c" + std::to_string(i)) + "\n";
+    const std::string line =
+        (i % 2 ? hello : std::string()) + sc::request_line(cases[i], "c" + std::to_string(i)) + "\n";
     if (line.size() <= 4096) write(out / "protocol", p, line);
   }
   std::mt19937_64 bytes(7);

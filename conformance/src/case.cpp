@@ -1,12 +1,12 @@
 // Case data, building, and the JSON case files.
 #include "seqpack/conformance/case.hpp"
-#include "seqpack/conformance/case_json.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
+#include "seqpack/conformance/case_json.hpp"
 #include "seqpack/reference/pack.hpp"
 #include "seqpack/reference/testing.hpp"
 
@@ -98,7 +98,8 @@ reference::Rows case_rows(const Case& c) {
     const std::uint64_t v = next();
     for (int b = 0; i < n; ++i, ++b) out[i] = static_cast<std::byte>(v >> (8 * b));
   }
-  for (std::size_t r = 0; r < rows.rows(); ++r) reference::testing::plant_special_value(rows.row(r), rows.row_bytes(), r, 5);
+  for (std::size_t r = 0; r < rows.rows(); ++r)
+    reference::testing::plant_special_value(rows.row(r), rows.row_bytes(), r, 5);
   return rows;
 }
 
@@ -157,7 +158,9 @@ Case case_from_json_value(const json& j) {
   const json& modes = member(layout, "attn_modes", "layout");
   if (!modes.is_array()) bad("layout.attn_modes", std::string("expected an array, got ") + modes.type_name());
   for (std::size_t i = 0; i < modes.size(); ++i) {
-    if (!modes[i].is_string()) bad("layout.attn_modes[" + std::to_string(i) + "]", std::string("expected a string, got ") + modes[i].type_name());
+    if (!modes[i].is_string())
+      bad("layout.attn_modes[" + std::to_string(i) + "]",
+          std::string("expected a string, got ") + modes[i].type_name());
     c.layout.attn_modes.push_back(modes[i].get<std::string>());
   }
   c.rows = as_int(member(j, "rows", "case"), "case.rows");

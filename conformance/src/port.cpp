@@ -7,11 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+
+#include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/protocol.hpp"
 
@@ -85,7 +85,6 @@ bool Port::start(std::string* why) {
   from_port_ = out[0];
   set_nonblocking(to_port_);
   set_nonblocking(from_port_);
-
 
   const auto answers = exchange({std::string("{\"type\":\"hello\",\"protocol\":\"") + kProtocol + "\"" +
                                  (offer_runs_ ? ",\"encodings\":[\"runs\"]}" : "}")},

@@ -1,17 +1,16 @@
 // The oracle's answers and the comparison of results.
 #include "seqpack/conformance/protocol.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cstring>
 #include <istream>
+#include <memory>
+#include <optional>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
-
-#include <algorithm>
-#include <charconv>
-#include <cstring>
-#include <memory>
-#include <optional>
 
 #include "seqpack/conformance/case_json.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -216,7 +215,8 @@ class ReferenceBuilt : public Built {
 class ReferenceImplementation : public Implementation {
  public:
   std::string name() const override { return "seqpack reference oracle"; }
-  std::unique_ptr<Built> build(const ref::Rows& rows, const conformance::Case& c, ref::GraphMarks& marks) const override {
+  std::unique_ptr<Built> build(const ref::Rows& rows, const conformance::Case& c,
+                               ref::GraphMarks& marks) const override {
     return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks));
   }
 };
@@ -355,7 +355,8 @@ void expand_runs(json& v) {
       json out = json::array();
       for (std::size_t i = 0; i + 2 < r.size(); i += 3) {
         if (!r[i].is_number_integer() || !r[i + 1].is_number_integer() || !r[i + 2].is_number_integer()) break;
-        const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(), step = r[i + 2].get<std::int64_t>();
+        const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(),
+                   step = r[i + 2].get<std::int64_t>();
         for (std::int64_t k = 0; k < count && out.size() < (std::size_t{1} << 26); ++k) out.push_back(first + k * step);
       }
       v = std::move(out);
@@ -411,8 +412,9 @@ std::string Oracle::handle(const std::string& line) {
   std::string id;
   try {
     if (line.size() > kMaxLineBytes) {
-      return error_line(id, "bad_request", "request line of " + std::to_string(line.size()) + " bytes exceeds " +
-                                               std::to_string(kMaxLineBytes));
+      return error_line(
+          id, "bad_request",
+          "request line of " + std::to_string(line.size()) + " bytes exceeds " + std::to_string(kMaxLineBytes));
     }
     json j;
     try {
@@ -420,10 +422,12 @@ std::string Oracle::handle(const std::string& line) {
     } catch (const json::exception& e) {
       return error_line(id, "bad_request", std::string("not JSON: ") + e.what());
     }
-    if (!j.is_object()) return error_line(id, "bad_request", std::string("expected a JSON object, got ") + j.type_name());
+    if (!j.is_object())
+      return error_line(id, "bad_request", std::string("expected a JSON object, got ") + j.type_name());
     if (j.contains("id")) id = j.at("id").is_string() ? j.at("id").get<std::string>() : j.at("id").dump();
     const auto type = j.find("type");
-    if (type == j.end() || !type->is_string()) return error_line(id, "bad_request", "field type: missing or not a string");
+    if (type == j.end() || !type->is_string())
+      return error_line(id, "bad_request", "field type: missing or not a string");
     if (*type == "hello") {
       // The runs encoding, when the runner offers it and this oracle may use it.
       encoding_ = Encoding::plain;
@@ -474,8 +478,10 @@ std::string first_difference(const std::string& expected, const std::string& act
   if (!got.contains("ok") || !got["ok"].is_boolean()) return "ok: missing or not a boolean";
   if (want["ok"] != got["ok"]) {
     return std::string("ok: expected ") + (want["ok"].get<bool>() ? "a result" : "error " + want["error"].dump()) +
-           ", port " + (got["ok"].get<bool>() ? "a result" : "error " + got.value("error", json()).dump() + " (" +
-                                                             got.value("message", json("")).get<std::string>() + ")");
+           ", port " +
+           (got["ok"].get<bool>() ? "a result"
+                                  : "error " + got.value("error", json()).dump() + " (" +
+                                        got.value("message", json("")).get<std::string>() + ")");
   }
   if (!want["ok"].get<bool>()) {
     return want["error"] == got.value("error", json()) ? "" : diff(want["error"], got.value("error", json()), "error");

@@ -3,21 +3,21 @@
 
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <future>
 #include <fstream>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "seqpack/conformance/case_json.hpp"
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
-#include "seqpack/conformance/case_json.hpp"
 #include "seqpack/properties/generators.hpp"
 
 namespace seqpack::conformance {
@@ -30,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 struct Pending {
   std::string id;
   sp::Case c;
-  std::string expect;                          // expected result line
+  std::string expect;  // expected result line
   bool vector = false;
 };
 
@@ -127,7 +127,8 @@ std::vector<sp::Case> smaller_cases(const sp::Case& c) {
     sp::Case k = c;
     k.layout.sample_lens.assign(L.sample_lens.begin() + static_cast<std::ptrdiff_t>(from),
                                 L.sample_lens.begin() + static_cast<std::ptrdiff_t>(to));
-    const auto a = static_cast<std::ptrdiff_t>(owned[from].first), b = static_cast<std::ptrdiff_t>(owned[to - 1].second);
+    const auto a = static_cast<std::ptrdiff_t>(owned[from].first),
+               b = static_cast<std::ptrdiff_t>(owned[to - 1].second);
     k.layout.split_lens.assign(L.split_lens.begin() + a, L.split_lens.begin() + b);
     k.layout.attn_modes.assign(L.attn_modes.begin() + a, L.attn_modes.begin() + b);
     finish(k);
@@ -231,8 +232,8 @@ class Runner {
     for (std::int64_t i = 0; o_.cases <= 0 ? o_.time_s > 0 : i < o_.cases; ++i) {
       if (o_.time_s > 0 && seconds() > o_.time_s) break;
       sp::Case c = gen(rc::Random(o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)), 100).value();
-      const std::string id = std::string(o_.profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) + "-" +
-                             std::to_string(i);
+      const std::string id = std::string(o_.profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) +
+                             "-" + std::to_string(i);
       batch.push_back({id, c, "", false});  // expected result computed while the port works
       if (batch.size() == kBatch) run_batch(batch);
     }
@@ -301,9 +302,8 @@ class Runner {
     std::size_t done = 0;
     while (done < lines.size()) {
       std::string why;
-      const auto answers = port_.exchange(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done),
-                                                                   lines.end()),
-                                          &why);
+      const auto answers = port_.exchange(
+          std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done), lines.end()), &why);
       for (std::size_t k = 0; k < answers.size(); ++k) outcome[done + k] = {true, answers[k]};
       done += answers.size();
       if (done < lines.size()) {
@@ -360,8 +360,8 @@ class Runner {
 
   void report_failure(const Failure& f) {
     if (o_.progress) err_ << "\n";
-    out_ << "FAIL " << f.id << " [" << f.category << "]\n  first difference: " << f.diff << "\n  minimal case: "
-         << sp::to_json(f.minimal, f.id) << "\n";
+    out_ << "FAIL " << f.id << " [" << f.category << "]\n  first difference: " << f.diff
+         << "\n  minimal case: " << sp::to_json(f.minimal, f.id) << "\n";
     if (!o_.save_failures.empty()) {
       std::filesystem::create_directories(o_.save_failures);
       const std::string path = o_.save_failures + "/" + f.id + ".json";
@@ -383,8 +383,10 @@ class Runner {
     for (const auto& f : failures_) (f.known ? known_hit : unexpected) += 1;
     std::vector<std::string> now_passing, not_seen;
     for (const auto& k : known_) {
-      if (!seen_keys_.count(k)) not_seen.push_back(k);
-      else if (!failed_keys_.count(k)) now_passing.push_back(k);
+      if (!seen_keys_.count(k))
+        not_seen.push_back(k);
+      else if (!failed_keys_.count(k))
+        now_passing.push_back(k);
     }
     out_ << "port: " << port_.name() << " (views: ";
     for (std::size_t i = 0; i < port_.views().size(); ++i) out_ << (i ? ", " : "") << port_.views()[i];
@@ -414,7 +416,10 @@ class Runner {
                 {"case_mix", mix_},
                 {"failures", json::array()}};
       for (const auto& f : failures_) {
-        r["failures"].push_back({{"id", f.id}, {"category", f.category}, {"known", f.known}, {"diff", f.diff},
+        r["failures"].push_back({{"id", f.id},
+                                 {"category", f.category},
+                                 {"known", f.known},
+                                 {"diff", f.diff},
                                  {"case", json::parse(sp::to_json(f.minimal, f.id))}});
       }
       std::ofstream(o_.report) << r.dump(2) << "\n";

@@ -78,7 +78,6 @@ std::int64_t earlier_mark(ByteReader& r, const Budget& budget) {
   return properties::spec_padded(n, cp, true, a);
 }
 
-
 // A long stream's length: on or next to a CUDA-graph bucket edge that the
 // budget holds (each edge with its padded stream and room for the other).
 std::int64_t long_stream_len(ByteReader& r, const Budget& budget) {
@@ -162,8 +161,8 @@ Case structured(ByteReader& r, const Budget& budget) {
     c.marks = {earlier_mark(r, budget), earlier_mark(r, budget), earlier_mark(r, budget), earlier_mark(r, budget)};
   }
   c.rows = total(c.layout.sample_lens);
-  c.row_bytes = pick(r, {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}, std::size_t{16}, std::size_t{3},
-                         std::size_t{12}});
+  c.row_bytes = pick(r, {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}, std::size_t{16},
+                         std::size_t{3}, std::size_t{12}});
   c.data_seed = r.u64();
   return c;
 }
@@ -172,12 +171,17 @@ Case structured(ByteReader& r, const Budget& budget) {
 void plant(ByteReader& r, Case& c) {
   auto& L = c.layout;
   const std::uint8_t which = r.byte();
-  const auto at = [&r](std::size_t n) { return static_cast<std::size_t>(r.in_range(0, static_cast<std::int64_t>(n) - 1)); };
+  const auto at = [&r](std::size_t n) {
+    return static_cast<std::size_t>(r.in_range(0, static_cast<std::int64_t>(n) - 1));
+  };
   switch (which % 20) {  // 0 and 15-19: none, so that an exhausted reader gives a valid case
     case 14: {
-      const std::int64_t bad = pick(r, {std::int64_t{0}, std::int64_t{-1}, std::int64_t{-7}, std::numeric_limits<std::int64_t>::min()});
+      const std::int64_t bad =
+          pick(r, {std::int64_t{0}, std::int64_t{-1}, std::int64_t{-7}, std::numeric_limits<std::int64_t>::min()});
       const std::uint8_t field = r.byte() % 3;
-      (field == 0 ? c.options.cp_world_size : field == 1 ? c.options.full_seq_alignment : c.options.causal_seq_alignment) = bad;
+      (field == 0   ? c.options.cp_world_size
+       : field == 1 ? c.options.full_seq_alignment
+                    : c.options.causal_seq_alignment) = bad;
       c.fault = "option";
       c.expect_error = "invalid_option";
       return;
@@ -190,8 +194,10 @@ void plant(ByteReader& r, Case& c) {
       c.expect_error = "empty_batch";
       return;
     case 2:
-      if (r.flag() || L.attn_modes.empty()) L.attn_modes.push_back("full");
-      else L.attn_modes.pop_back();
+      if (r.flag() || L.attn_modes.empty())
+        L.attn_modes.push_back("full");
+      else
+        L.attn_modes.pop_back();
       c.fault = "mode_count";
       c.expect_error = "invalid_layout";
       return;
@@ -221,13 +227,16 @@ void plant(ByteReader& r, Case& c) {
       c.expect_error = "invalid_layout";
       return;
     case 7:
-      L.und_token_indexes.push_back(pick(r, {std::int64_t{-1}, c.rows, c.rows + 5, std::numeric_limits<std::int64_t>::max()}));
+      L.und_token_indexes.push_back(
+          pick(r, {std::int64_t{-1}, c.rows, c.rows + 5, std::numeric_limits<std::int64_t>::max()}));
       c.fault = "und_out_of_range";
       c.expect_error = "invalid_layout";
       return;
     case 8:
-      if (L.und_token_indexes.empty()) L.und_token_indexes.push_back(c.rows);
-      else L.und_token_indexes.push_back(L.und_token_indexes[at(L.und_token_indexes.size())]);
+      if (L.und_token_indexes.empty())
+        L.und_token_indexes.push_back(c.rows);
+      else
+        L.und_token_indexes.push_back(L.und_token_indexes[at(L.und_token_indexes.size())]);
       c.fault = "und_repeated";
       c.expect_error = "invalid_layout";
       return;
@@ -252,13 +261,15 @@ void plant(ByteReader& r, Case& c) {
       L.split_lens.push_back(1);
       L.attn_modes.push_back("full");
       c.rows += 1;
-      c.options.full_seq_alignment = pick(r, {std::int64_t{2147483648LL}, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()});
+      c.options.full_seq_alignment =
+          pick(r, {std::int64_t{2147483648LL}, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()});
       c.fault = "overflow_alignment";
       c.expect_error = "overflow";
       return;
     case 12:
       c.options.pad_for_cuda_graphs = true;
-      c.marks.image_full = c.marks.video_full = pick(r, {std::int64_t{2147483648LL}, std::numeric_limits<std::int64_t>::max()});
+      c.marks.image_full = c.marks.video_full =
+          pick(r, {std::int64_t{2147483648LL}, std::numeric_limits<std::int64_t>::max()});
       c.fault = "overflow_mark";
       c.expect_error = "overflow";
       return;
@@ -292,7 +303,8 @@ void plant(ByteReader& r, Case& c) {
 std::int64_t saturating_sum(const std::vector<std::int64_t>& v) {
   std::int64_t sum = 0;
   for (const std::int64_t x : v) {
-    if (__builtin_add_overflow(sum, x, &sum)) sum = x > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+    if (__builtin_add_overflow(sum, x, &sum))
+      sum = x > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
   }
   return sum;
 }
@@ -324,8 +336,10 @@ Case raw(ByteReader& r, const Budget& budget) {
     // The usual case: every causal position, in order (when there are few
     // enough positions to list).
     std::int64_t positions = 0;
-    for (const std::int64_t l : c.layout.split_lens) positions += std::min<std::int64_t>(std::max<std::int64_t>(l, 0), budget.rows + 1);
-    if (positions <= budget.rows && c.layout.attn_modes.size() == c.layout.split_lens.size()) conformance::list_und_tokens(c);
+    for (const std::int64_t l : c.layout.split_lens)
+      positions += std::min<std::int64_t>(std::max<std::int64_t>(l, 0), budget.rows + 1);
+    if (positions <= budget.rows && c.layout.attn_modes.size() == c.layout.split_lens.size())
+      conformance::list_und_tokens(c);
   } else {
     for (std::uint64_t k = 1; k < und && !r.empty(); ++k) c.layout.und_token_indexes.push_back(r.svarint());
   }
@@ -374,7 +388,8 @@ std::vector<std::uint8_t> encode_raw(const Case& c) {
   put_varint(out, c.layout.split_lens.size());
   for (const std::int64_t l : c.layout.split_lens) put_svarint(out, l);
   put_varint(out, c.layout.attn_modes.size());
-  for (const std::string& m : c.layout.attn_modes) out.push_back(m == "causal" ? 0 : m == "full" ? 1 : m.empty() ? 2 : 3);
+  for (const std::string& m : c.layout.attn_modes)
+    out.push_back(m == "causal" ? 0 : m == "full" ? 1 : m.empty() ? 2 : 3);
   put_varint(out, c.layout.und_token_indexes.size() + 1);
   for (const std::int64_t u : c.layout.und_token_indexes) put_svarint(out, u);
   const std::int64_t sum = saturating_sum(c.layout.sample_lens);  // as raw() sums

@@ -34,7 +34,8 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
   const std::size_t causal_len = detail::shard_len(pack.causal_seq.rows, world_size, "causal_seq");
   const std::size_t full_len = detail::shard_len(pack.full_only_seq.rows, world_size, "full_only_seq");
   const auto r = static_cast<std::size_t>(rank);
-  const detail::SerialWhenSmall scope(causal_len * (pack.causal_seq.row_bytes + 8) + full_len * (pack.full_only_seq.row_bytes + 8));
+  const detail::SerialWhenSmall scope(causal_len * (pack.causal_seq.row_bytes + 8) +
+                                      full_len * (pack.full_only_seq.row_bytes + 8));
   DevicePack local;
   local.meta = pack.meta;
   local.max_num_tokens = pack.max_num_tokens;
@@ -43,7 +44,8 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
   const auto slice = [s](const DeviceRows& rows, std::size_t first, std::size_t count) {
     DeviceRows out = detail::output_rows(count, rows.row_bytes);
     const auto begin = rows.bytes.begin() + static_cast<std::ptrdiff_t>(first * rows.row_bytes);
-    thrust::copy(detail::exec(s), begin, begin + static_cast<std::ptrdiff_t>(count * rows.row_bytes), out.bytes.begin());
+    thrust::copy(detail::exec(s), begin, begin + static_cast<std::ptrdiff_t>(count * rows.row_bytes),
+                 out.bytes.begin());
     return out;
   };
   local.causal_seq = slice(pack.causal_seq, r * causal_len, causal_len);
@@ -106,7 +108,8 @@ DevicePack gather_shards(const std::vector<DevicePack>& shards, Stream s) {
   whole.full_only_sample_ids = detail::output_ids<std::int64_t>(first.full_only_sample_ids.size() * n);
   // Shard r's part of each array goes to [r * part, (r + 1) * part).
   const auto place = [s](const auto& part, auto& whole_array, std::size_t r) {
-    thrust::copy(detail::exec(s), part.begin(), part.end(), whole_array.begin() + static_cast<std::ptrdiff_t>(r * part.size()));
+    thrust::copy(detail::exec(s), part.begin(), part.end(),
+                 whole_array.begin() + static_cast<std::ptrdiff_t>(r * part.size()));
   };
   for (std::size_t r = 0; r < n; ++r) {
     place(shards[r].causal_seq.bytes, whole.causal_seq.bytes, r);
@@ -130,7 +133,9 @@ DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DeviceP
   // [causal shard ; full shard] per axis.
   const std::size_t len = causal_len + full_len;
   DevicePositionIds out{ids.two_dimensional, ids.axes, len, detail::output_ids<std::int64_t>(ids.axes * len)};
-  const auto axis = [](const DeviceBuffer<std::int64_t>& v, std::size_t at) { return v.begin() + static_cast<std::ptrdiff_t>(at); };
+  const auto axis = [](const DeviceBuffer<std::int64_t>& v, std::size_t at) {
+    return v.begin() + static_cast<std::ptrdiff_t>(at);
+  };
   for (std::size_t a = 0; a < ids.axes; ++a) {
     thrust::copy(detail::exec(s), axis(und.values, a * causal_len), axis(und.values, (a + 1) * causal_len),
                  out.values.begin() + static_cast<std::ptrdiff_t>(a * len));

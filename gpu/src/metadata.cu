@@ -2,13 +2,13 @@
 // reference/README.md ("Validation") made by the gpu itself on the host, the
 // O(splits) summary on the host, and the O(tokens) arrays on the device.
 // Mirrors reference/src/metadata.cpp.
+#include <algorithm>
+
 #include <thrust/iterator/transform_output_iterator.h>
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/scan.h>
 #include <thrust/scatter.h>
 #include <thrust/tuple.h>
-
-#include <algorithm>
 
 #include "detail.cuh"
 
@@ -19,7 +19,8 @@ namespace {
 
 void require_at_least(std::int64_t value, std::int64_t least, const char* field) {
   if (value < least) {
-    fail(ref::Errc::invalid_option, field, std::to_string(value) + " is below the least allowed value, " + std::to_string(least));
+    fail(ref::Errc::invalid_option, field,
+         std::to_string(value) + " is below the least allowed value, " + std::to_string(least));
   }
 }
 
@@ -54,18 +55,19 @@ void check_tiling(const ref::Layout& layout) {
       continue;
     }
     if (left == 0) {  // every sample is covered already
-      invalid_layout("split_lens", "split " + std::to_string(j) + " (" + std::to_string(len) +
-                                       " rows) starts where the last sample ends: the splits have more rows than the samples");
+      invalid_layout("split_lens",
+                     "split " + std::to_string(j) + " (" + std::to_string(len) +
+                         " rows) starts where the last sample ends: the splits have more rows than the samples");
     }
-    invalid_layout(at("split_lens", j), "split " + std::to_string(j) + " has " + std::to_string(len) + " rows but only " +
-                                            std::to_string(left) + " rows of sample " + std::to_string(sample) +
-                                            " are left: it crosses the sample's end");
+    invalid_layout(at("split_lens", j), "split " + std::to_string(j) + " has " + std::to_string(len) +
+                                            " rows but only " + std::to_string(left) + " rows of sample " +
+                                            std::to_string(sample) + " are left: it crosses the sample's end");
   }
   std::size_t open = sample;
   while (left == 0 && open + 1 < sample_lens.size()) left = sample_lens[++open];
   if (left != 0) {
-    invalid_layout("split_lens", "the splits end with " + std::to_string(left) + " rows of sample " + std::to_string(open) +
-                                     " uncovered: the samples have more rows than the splits");
+    invalid_layout("split_lens", "the splits end with " + std::to_string(left) + " rows of sample " +
+                                     std::to_string(open) + " uncovered: the samples have more rows than the splits");
   }
 }
 
@@ -77,8 +79,9 @@ void check_und_tokens(const ref::Layout& layout) {
   const std::uint64_t rows = total_rows(layout.sample_lens);
   for (std::size_t i = 0; i < und.size(); ++i) {
     if (und[i] < 0 || static_cast<std::uint64_t>(und[i]) >= rows) {
-      invalid_layout(at("und_token_indexes", i),
-                     "token " + std::to_string(und[i]) + " is not a row of the packed sequence [0, " + rows_text(rows) + ")");
+      invalid_layout(
+          at("und_token_indexes", i),
+          "token " + std::to_string(und[i]) + " is not a row of the packed sequence [0, " + rows_text(rows) + ")");
     }
   }
   std::vector<std::int64_t> sorted = und;
@@ -190,7 +193,8 @@ void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<s
   thrust::scatter(exec(s), from(numbers), from(numbers + non_empty), from(firsts), indices.begin());
   // One pass: the scan carries (row, split) and its output is transformed
   // straight into (index, sample id); it reads indices[i] before writing it.
-  const auto rows = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<std::int32_t>(0), indices.begin()));
+  const auto rows =
+      thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<std::int32_t>(0), indices.begin()));
   const auto out = thrust::make_transform_output_iterator(
       thrust::make_zip_iterator(thrust::make_tuple(indices.begin(), sample_ids.begin())),
       StreamRow{t, t + splits + 1, t + 2 * splits + 1});

@@ -128,7 +128,8 @@ DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout,
   const std::size_t width = packed.row_bytes;
   const detail::SerialWhenSmall scope(static_cast<std::size_t>(shape.causal_len + shape.full_len) * (width + 8));
   std::shared_ptr<const DeviceMetadata> meta =
-      prepared ? std::move(prepared) : std::make_shared<const DeviceMetadata>(detail::expand_metadata(std::move(*fresh), s));
+      prepared ? std::move(prepared)
+               : std::make_shared<const DeviceMetadata>(detail::expand_metadata(std::move(*fresh), s));
   const std::int64_t len_causal = meta->summary.num_causal_tokens, len_full = meta->summary.num_full_tokens;
   DevicePack pack;
   pack.max_num_tokens = meta->summary.num_tokens();
@@ -142,7 +143,8 @@ DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout,
   const std::int64_t pad_id = meta->summary.num_samples();
   pack.causal_sample_ids = detail::output_ids<std::int64_t>(static_cast<std::size_t>(shape.causal_len));
   pack.full_only_sample_ids = detail::output_ids<std::int64_t>(static_cast<std::size_t>(shape.full_len));
-  thrust::copy(detail::exec(s), meta->causal_sample_ids.begin(), meta->causal_sample_ids.end(), pack.causal_sample_ids.begin());
+  thrust::copy(detail::exec(s), meta->causal_sample_ids.begin(), meta->causal_sample_ids.end(),
+               pack.causal_sample_ids.begin());
   thrust::fill(detail::exec(s), pack.causal_sample_ids.begin() + len_causal, pack.causal_sample_ids.end(), pad_id);
   thrust::copy(detail::exec(s), meta->full_only_sample_ids.begin(), meta->full_only_sample_ids.end(),
                pack.full_only_sample_ids.begin());

@@ -26,7 +26,8 @@ struct GatherIds {
 void check_position_ids(const DevicePositionIds& ids, const DevicePack& pack, const char* operation) {
   require_unsharded(pack, operation);
   if (!ids.two_dimensional && ids.axes != 1) {
-    fail(ref::Errc::invalid_argument, "position_ids.axes", "1-D ids take exactly one axis, not " + std::to_string(ids.axes));
+    fail(ref::Errc::invalid_argument, "position_ids.axes",
+         "1-D ids take exactly one axis, not " + std::to_string(ids.axes));
   }
   if (ids.values.size() != ids.axes * ids.len) {
     fail(ref::Errc::invalid_argument, "position_ids.values",
@@ -44,10 +45,10 @@ DevicePositionIds gather_ids(const DevicePositionIds& ids, const DeviceBuffer<st
                              std::size_t count, Stream s) {
   DevicePositionIds out{ids.two_dimensional, ids.axes, count, output_ids<std::int64_t>(ids.axes * count)};
   if (!out.values.empty()) {
-    thrust::transform(exec(s), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(out.values.size()),
-                      out.values.begin(),
-                      GatherIds{thrust::raw_pointer_cast(ids.values.data()), thrust::raw_pointer_cast(index.data()), ids.len,
-                                index.size(), first, count});
+    thrust::transform(exec(s), thrust::counting_iterator<std::size_t>(0),
+                      thrust::counting_iterator<std::size_t>(out.values.size()), out.values.begin(),
+                      GatherIds{thrust::raw_pointer_cast(ids.values.data()), thrust::raw_pointer_cast(index.data()),
+                                ids.len, index.size(), first, count});
   }
   return out;
 }

@@ -30,7 +30,8 @@ struct RowCopy {
 #if SEQPACK_STREAMING_STORES
     if (streaming) {  // 16-byte aligned rows of a multiple of 16 bytes (checked by move_rows)
       for (std::size_t k = 0; k < width; k += 16) {
-        _mm_stream_si128(reinterpret_cast<__m128i*>(to + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(to + k),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
       }
       return;
     }
@@ -41,7 +42,8 @@ struct RowCopy {
       struct alignas(16) V16 {
         std::uint64_t a, b;
       };
-      for (std::size_t k = 0; k < width; k += 16) *reinterpret_cast<V16*>(to + k) = *reinterpret_cast<const V16*>(from + k);
+      for (std::size_t k = 0; k < width; k += 16)
+        *reinterpret_cast<V16*>(to + k) = *reinterpret_cast<const V16*>(from + k);
     } else if (width % 8 == 0) {
       for (std::size_t k = 0; k < width; k += 8)
         *reinterpret_cast<std::uint64_t*>(to + k) = *reinterpret_cast<const std::uint64_t*>(from + k);
@@ -79,7 +81,8 @@ void move_rows(const DeviceRows& src, DeviceRows& dst, const DeviceBuffer<std::i
   streaming = src.row_bytes % 16 == 0 && map.size() * src.row_bytes >= (std::size_t{16} << 20) &&
               reinterpret_cast<std::uintptr_t>(thrust::raw_pointer_cast(dst.bytes.data())) % 16 == 0;
 #endif
-  thrust::for_each(exec(s), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(map.size()),
+  thrust::for_each(exec(s), thrust::counting_iterator<std::size_t>(0),
+                   thrust::counting_iterator<std::size_t>(map.size()),
                    RowCopy{thrust::raw_pointer_cast(src.bytes.data()), thrust::raw_pointer_cast(dst.bytes.data()),
                            thrust::raw_pointer_cast(map.data()), src.row_bytes, scatter, streaming});
 #if SEQPACK_STREAMING_STORES

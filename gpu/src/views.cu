@@ -14,7 +14,8 @@ std::size_t bytes_of(const DevicePack& pack) { return pack.causal_seq.bytes.size
 DeviceRows get_all_seq(const DevicePack& pack, Stream s) {
   detail::require_unsharded(pack, "get_all_seq");
   const detail::SerialWhenSmall scope(bytes_of(pack));
-  DeviceRows out = detail::output_rows(static_cast<std::size_t>(pack.meta->summary.num_tokens()), pack.causal_seq.row_bytes);
+  DeviceRows out =
+      detail::output_rows(static_cast<std::size_t>(pack.meta->summary.num_tokens()), pack.causal_seq.row_bytes);
   detail::move_rows(pack.causal_seq, out, pack.meta->causal_indices, true, s);
   detail::move_rows(pack.full_only_seq, out, pack.meta->full_indices, true, s);
   return out;
@@ -37,8 +38,9 @@ void set_all_seq(DevicePack& pack, const DeviceRows& value, Stream s) {
   const auto rows = static_cast<std::size_t>(pack.meta->summary.num_tokens());
   if (value.rows != rows || value.row_bytes != pack.causal_seq.row_bytes) {
     detail::fail(ref::Errc::invalid_argument, "value",
-                 std::to_string(value.rows) + " rows of " + std::to_string(value.row_bytes) + " bytes given, the pack takes " +
-                     std::to_string(rows) + " rows of " + std::to_string(pack.causal_seq.row_bytes) + " bytes");
+                 std::to_string(value.rows) + " rows of " + std::to_string(value.row_bytes) +
+                     " bytes given, the pack takes " + std::to_string(rows) + " rows of " +
+                     std::to_string(pack.causal_seq.row_bytes) + " bytes");
   }
   const detail::SerialWhenSmall scope(value.bytes.size());
   detail::move_rows(value, pack.causal_seq, pack.meta->causal_indices, false, s);
@@ -75,7 +77,8 @@ DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source, Stre
 DevicePack zeros_like(const DevicePack& source, std::optional<std::size_t> row_bytes, Stream s) {
   const std::size_t causal_width = row_bytes.value_or(source.causal_seq.row_bytes);
   const std::size_t full_width = row_bytes.value_or(source.full_only_seq.row_bytes);
-  const detail::SerialWhenSmall scope(source.causal_seq.rows * (causal_width + 8) + source.full_only_seq.rows * (full_width + 8));
+  const detail::SerialWhenSmall scope(source.causal_seq.rows * (causal_width + 8) +
+                                      source.full_only_seq.rows * (full_width + 8));
   DevicePack out;
   out.meta = source.meta;
   out.max_num_tokens = source.max_num_tokens;

@@ -13,7 +13,6 @@ namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
 namespace sc = seqpack::conformance;
 
-
 ref::Pack to_host_pack(const gpu::DevicePack& d, std::shared_ptr<const ref::Metadata> meta) {
   ref::Pack p;
   p.meta = std::move(meta);

@@ -3,12 +3,13 @@
 //   wrong_port max_sample_len   pad_segment.max_sample_len forgets the pad rows
 //   wrong_port crash_cp N       exits without answering when cp_world_size == N
 //   wrong_port hang_cp N        never answers when cp_world_size == N
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/protocol.hpp"
 

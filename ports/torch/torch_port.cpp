@@ -3,11 +3,11 @@
 // The rows travel as a tensor whose dtype and shape follow the row width
 // (float64, float32, bfloat16 or uint8; [N] for 1-byte rows), so conformance
 // runs go through the binding's dtype and shape plumbing too.
-#include <ATen/ATen.h>
-
 #include <cstring>
 #include <iostream>
 #include <string>
+
+#include <ATen/ATen.h>
 
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/torch/sequence_pack.hpp"
@@ -22,11 +22,16 @@ at::Tensor tensor_of(const ref::Rows& rows) {
   const auto n = static_cast<std::int64_t>(rows.rows());
   const auto rb = static_cast<std::int64_t>(rows.row_bytes());
   at::Tensor t;
-  if (rb == 1) t = at::empty({n}, at::kByte);
-  else if (rb > 0 && rb % 8 == 0) t = at::empty({n, rb / 8}, at::kDouble);
-  else if (rb > 0 && rb % 4 == 0) t = at::empty({n, rb / 4}, at::kFloat);
-  else if (rb > 0 && rb % 2 == 0) t = at::empty({n, rb / 2}, at::kBFloat16);
-  else t = at::empty({n, rb}, at::kByte);
+  if (rb == 1)
+    t = at::empty({n}, at::kByte);
+  else if (rb > 0 && rb % 8 == 0)
+    t = at::empty({n, rb / 8}, at::kDouble);
+  else if (rb > 0 && rb % 4 == 0)
+    t = at::empty({n, rb / 4}, at::kFloat);
+  else if (rb > 0 && rb % 2 == 0)
+    t = at::empty({n, rb / 2}, at::kBFloat16);
+  else
+    t = at::empty({n, rb}, at::kByte);
   if (rows.size_bytes()) std::memcpy(t.data_ptr(), rows.data(), rows.size_bytes());
   return t;
 }
@@ -64,7 +69,8 @@ class TorchBuilt : public sc::Built {
     const tb::SequencePackMetadata& t = pack_.meta;
     m->sample_lens = layout.sample_lens;
     m->split_lens = layout.split_lens;
-    for (const auto& mode : layout.attn_modes) m->attn_modes.push_back(mode == "causal" ? ref::AttnMode::causal : ref::AttnMode::full);
+    for (const auto& mode : layout.attn_modes)
+      m->attn_modes.push_back(mode == "causal" ? ref::AttnMode::causal : ref::AttnMode::full);
     m->sample_offsets = values_of<std::int32_t>(t.sample_offsets());
     m->max_sample_len = static_cast<std::int32_t>(t.max_sample_len());
     m->max_causal_len = static_cast<std::int32_t>(t.max_causal_len());
@@ -103,8 +109,9 @@ class TorchImplementation : public sc::Implementation {
                                    ref::GraphMarks& marks) const override {
     const ref::Layout& l = c.layout;
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
-    tb::SequencePack p = tb::sequence_pack_from_packed_sequence(tensor_of(rows), l.attn_modes, l.split_lens, l.sample_lens,
-                                                                und, at::Tensor(), marks, tb::build_options(c.options));
+    tb::SequencePack p =
+        tb::sequence_pack_from_packed_sequence(tensor_of(rows), l.attn_modes, l.split_lens, l.sample_lens, und,
+                                               at::Tensor(), marks, tb::build_options(c.options));
     return std::make_unique<TorchBuilt>(std::move(p), l, rows.row_bytes());
   }
 };

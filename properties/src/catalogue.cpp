@@ -10,8 +10,8 @@
 #include <optional>
 #include <sstream>
 
-#include "seqpack/reference/reference.hpp"
 #include "seqpack/properties/spec.hpp"
+#include "seqpack/reference/reference.hpp"
 
 namespace seqpack::properties {
 namespace {
@@ -30,13 +30,13 @@ std::string show(const std::vector<T>& v) {
   return out.str();
 }
 
-#define REQUIRE(cond, detail)                                                              \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      std::ostringstream msg_;                                                             \
-      msg_ << "(" #cond ") fails: " << detail; /* NOLINT */                                \
-      throw Violation(msg_.str());                                                         \
-    }                                                                                      \
+#define REQUIRE(cond, detail)                               \
+  do {                                                      \
+    if (!(cond)) {                                          \
+      std::ostringstream msg_;                              \
+      msg_ << "(" #cond ") fails: " << detail; /* NOLINT */ \
+      throw Violation(msg_.str());                          \
+    }                                                       \
   } while (0)
 
 // --- the spec restated -------------------------------------------------------
@@ -125,7 +125,8 @@ std::optional<ref::Pack> build_variant(const Case& c, const ref::Pack& built, co
   } catch (const ref::Error& e) {
     // Refused pairing is the spec's answer only where the catalogue's own rule
     // says the layout cannot pair (one full split per sample).
-    const bool unpairable = streams_of(variant.layout).full_splits != static_cast<std::int64_t>(variant.layout.sample_lens.size());
+    const bool unpairable =
+        streams_of(variant.layout).full_splits != static_cast<std::int64_t>(variant.layout.sample_lens.size());
     if (e.code() == ref::Errc::pad_segment_pairing && !built.pad_segment && unpairable) return std::nullopt;
     throw;
   }
@@ -174,8 +175,9 @@ void for_each_probe(const Case& c, F&& f) {
       } catch (const ref::Error& e) {
         got = ref::to_string(e.code());
       }
-      REQUIRE(got == "overflow", "padded_size(" << n << ", cp=" << o.cp_world_size << ", graphs=" << o.pad_for_cuda_graphs
-                                                << ", a=" << a << ") passes int32, got " << got);
+      REQUIRE(got == "overflow", "padded_size(" << n << ", cp=" << o.cp_world_size
+                                                << ", graphs=" << o.pad_for_cuda_graphs << ", a=" << a
+                                                << ") passes int32, got " << got);
     }
   }
 }
@@ -201,7 +203,7 @@ void padded_least(const Subject& subject) {
   for_each_probe(c, [](std::int64_t n, std::int64_t cp, bool g, std::int64_t a) {
     const std::int64_t p = ref::padded_size(n, cp, g, a);
     REQUIRE(p == spec_padded(n, cp, g, a), "padded_size(" << n << ", cp=" << cp << ", graphs=" << g << ", a=" << a
-                                                         << ") = " << p << ", least is " << spec_padded(n, cp, g, a));
+                                                          << ") = " << p << ", least is " << spec_padded(n, cp, g, a));
   });
 }
 
@@ -211,7 +213,8 @@ void padded_idempotent(const Subject& subject) {
   for_each_probe(c, [](std::int64_t n, std::int64_t cp, bool g, std::int64_t a) {
     const std::int64_t p = ref::padded_size(n, cp, g, a);
     if (g && spec_bucket(p) != spec_bucket(n)) return;
-    REQUIRE(ref::padded_size(p, cp, g, a) == p, "n=" << n << " padded " << p << " re-pads to " << ref::padded_size(p, cp, g, a));
+    REQUIRE(ref::padded_size(p, cp, g, a) == p,
+            "n=" << n << " padded " << p << " re-pads to " << ref::padded_size(p, cp, g, a));
   });
 }
 
@@ -241,7 +244,8 @@ void metadata_indices_partition(const Subject& subject) {
       seen[static_cast<std::size_t>(i)]++;
     }
   }
-  for (std::size_t i = 0; i < seen.size(); ++i) REQUIRE(seen[i] == 1, "row " << i << " covered " << seen[i] << " times");
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    REQUIRE(seen[i] == 1, "row " << i << " covered " << seen[i] << " times");
   // Each index lies in a split of its stream's mode.
   const ref::Layout& L = c.layout;
   std::size_t ci = 0, fi = 0;
@@ -261,15 +265,18 @@ void metadata_offsets_prefix_sums(const Subject& subject) {
   const Case& c = subject.c();
   const ref::Pack& p = subject.pack();
   const Streams s = streams_of(c.layout);
-  REQUIRE(p.meta->causal_seq_offsets == prefix(s.causal_lens), show(p.meta->causal_seq_offsets) << " vs splits " << show(s.causal_lens));
-  REQUIRE(p.meta->full_only_seq_offsets == prefix(s.full_lens), show(p.meta->full_only_seq_offsets) << " vs splits " << show(s.full_lens));
+  REQUIRE(p.meta->causal_seq_offsets == prefix(s.causal_lens), show(p.meta->causal_seq_offsets)
+                                                                   << " vs splits " << show(s.causal_lens));
+  REQUIRE(p.meta->full_only_seq_offsets == prefix(s.full_lens), show(p.meta->full_only_seq_offsets)
+                                                                    << " vs splits " << show(s.full_lens));
   REQUIRE(p.meta->sample_offsets == prefix(c.layout.sample_lens), show(p.meta->sample_offsets));
 }
 
 void metadata_sample_ids_agree(const Subject& subject) {
   const ref::Pack& p = subject.pack();
   const auto& m = *p.meta;
-  for (const auto& [idx, ids] : {std::pair{&m.causal_indices, &m.causal_sample_ids}, std::pair{&m.full_indices, &m.full_only_sample_ids}}) {
+  for (const auto& [idx, ids] :
+       {std::pair{&m.causal_indices, &m.causal_sample_ids}, std::pair{&m.full_indices, &m.full_only_sample_ids}}) {
     REQUIRE(idx->size() == ids->size(), idx->size() << " indices, " << ids->size() << " ids");
     for (std::size_t i = 0; i < idx->size(); ++i) {
       const std::int64_t id = (*ids)[i];
@@ -308,7 +315,8 @@ void pad_segment_shape(const Subject& subject) {
   if (!p.pad_segment) return;
   const auto& seg = *p.pad_segment;
   REQUIRE(seg.causal_seq_offsets.size() == p.meta->causal_seq_offsets.size() + 1, show(seg.causal_seq_offsets));
-  REQUIRE(seg.full_only_seq_offsets.size() == p.meta->full_only_seq_offsets.size() + 1, show(seg.full_only_seq_offsets));
+  REQUIRE(seg.full_only_seq_offsets.size() == p.meta->full_only_seq_offsets.size() + 1,
+          show(seg.full_only_seq_offsets));
   REQUIRE(seg.sample_offsets.size() == p.meta->sample_offsets.size() + 1, show(seg.sample_offsets));
 }
 
@@ -322,7 +330,8 @@ void pad_segment_supported_iff(const Subject& subject) {
 void pad_segment_non_empty(const Subject& subject) {
   const ref::Pack& p = subject.pack();
   if (!p.pad_segment) return;
-  for (const I32* v : {&p.pad_segment->causal_seq_offsets, &p.pad_segment->full_only_seq_offsets, &p.pad_segment->sample_offsets}) {
+  for (const I32* v :
+       {&p.pad_segment->causal_seq_offsets, &p.pad_segment->full_only_seq_offsets, &p.pad_segment->sample_offsets}) {
     REQUIRE(v->size() >= 2 && v->back() > (*v)[v->size() - 2], "empty last segment " << show(*v));
   }
 }
@@ -334,8 +343,10 @@ void pad_segment_extends_plain(const Subject& subject) {
   causal.push_back(static_cast<std::int32_t>(p.causal_seq.rows()));
   full.push_back(static_cast<std::int32_t>(p.full_only_seq.rows()));
   samples.push_back(static_cast<std::int32_t>(p.causal_seq.rows() + p.full_only_seq.rows()));
-  REQUIRE(p.pad_segment->causal_seq_offsets == causal, show(p.pad_segment->causal_seq_offsets) << " vs " << show(causal));
-  REQUIRE(p.pad_segment->full_only_seq_offsets == full, show(p.pad_segment->full_only_seq_offsets) << " vs " << show(full));
+  REQUIRE(p.pad_segment->causal_seq_offsets == causal, show(p.pad_segment->causal_seq_offsets)
+                                                           << " vs " << show(causal));
+  REQUIRE(p.pad_segment->full_only_seq_offsets == full, show(p.pad_segment->full_only_seq_offsets)
+                                                            << " vs " << show(full));
   REQUIRE(p.pad_segment->sample_offsets == samples, show(p.pad_segment->sample_offsets) << " vs " << show(samples));
 }
 
@@ -344,9 +355,11 @@ void pad_segment_maxima(const Subject& subject) {
   if (!p.pad_segment) return;
   const std::int64_t pc = static_cast<std::int64_t>(p.causal_seq.rows()) - p.meta->num_causal_tokens;
   const std::int64_t pf = static_cast<std::int64_t>(p.full_only_seq.rows()) - p.meta->num_full_tokens;
-  REQUIRE(p.pad_segment->max_causal_len == std::max<std::int64_t>(p.meta->max_causal_len, pc), p.pad_segment->max_causal_len);
+  REQUIRE(p.pad_segment->max_causal_len == std::max<std::int64_t>(p.meta->max_causal_len, pc),
+          p.pad_segment->max_causal_len);
   REQUIRE(p.pad_segment->max_full_len == std::max<std::int64_t>(p.meta->max_full_len, pf), p.pad_segment->max_full_len);
-  REQUIRE(p.pad_segment->max_sample_len == std::max<std::int64_t>(p.meta->max_sample_len, pc + pf), p.pad_segment->max_sample_len);
+  REQUIRE(p.pad_segment->max_sample_len == std::max<std::int64_t>(p.meta->max_sample_len, pc + pf),
+          p.pad_segment->max_sample_len);
 }
 
 void pad_segment_only_when_padded(const Subject& subject) {
@@ -374,7 +387,8 @@ void pad_segment_only_when_padded(const Subject& subject) {
                       << ", padded anyway: " << padded_anyway);
   if (with.pad_segment) REQUIRE(with.pad_segment == without.pad_segment, "the flag changed the segment itself");
   if (!with.pad_segment && !o.pad_for_cuda_graphs) {
-    REQUIRE(static_cast<std::int64_t>(with.causal_seq.rows()) == spec_padded(s.causal, o.cp_world_size, false, o.causal_seq_alignment),
+    REQUIRE(static_cast<std::int64_t>(with.causal_seq.rows()) ==
+                spec_padded(s.causal, o.cp_world_size, false, o.causal_seq_alignment),
             "causal rows " << with.causal_seq.rows());
   }
 }
@@ -389,8 +403,10 @@ void pad_segment_full_only_never(const Subject& subject) {
 
 void padding_zero_rows(const Subject& subject) {
   const ref::Pack& p = subject.pack();
-  for (const auto& [rows, real] : {std::pair{&p.causal_seq, p.meta->num_causal_tokens}, std::pair{&p.full_only_seq, p.meta->num_full_tokens}}) {
-    for (std::size_t r = static_cast<std::size_t>(real); r < rows->rows(); ++r) REQUIRE(row_is_zero(*rows, r), "padding row " << r << " is not zero");
+  for (const auto& [rows, real] :
+       {std::pair{&p.causal_seq, p.meta->num_causal_tokens}, std::pair{&p.full_only_seq, p.meta->num_full_tokens}}) {
+    for (std::size_t r = static_cast<std::size_t>(real); r < rows->rows(); ++r)
+      REQUIRE(row_is_zero(*rows, r), "padding row " << r << " is not zero");
   }
 }
 
@@ -412,8 +428,10 @@ void padding_lengths(const Subject& subject) {
   const Case& c = subject.c();
   const ref::Pack& p = subject.pack();
   const auto [causal, full] = expected_lengths(c);
-  REQUIRE(static_cast<std::int64_t>(p.causal_seq.rows()) == causal, "causal rows " << p.causal_seq.rows() << ", want " << causal);
-  REQUIRE(static_cast<std::int64_t>(p.full_only_seq.rows()) == full, "full rows " << p.full_only_seq.rows() << ", want " << full);
+  REQUIRE(static_cast<std::int64_t>(p.causal_seq.rows()) == causal,
+          "causal rows " << p.causal_seq.rows() << ", want " << causal);
+  REQUIRE(static_cast<std::int64_t>(p.full_only_seq.rows()) == full,
+          "full rows " << p.full_only_seq.rows() << ", want " << full);
 }
 
 // Divisible by alignment and cp unless CUDA-graph marks set the length (they are not re-rounded).
@@ -426,7 +444,8 @@ void padding_divisible_unless_marks(const Subject& subject) {
   const auto check = [&](std::size_t rows, std::int64_t a, std::int64_t mark, const char* what) {
     if (o.pad_for_cuda_graphs && static_cast<std::int64_t>(rows) == mark) return;
     const auto n = static_cast<std::int64_t>(rows);
-    REQUIRE(n % a == 0 && n % o.cp_world_size == 0, what << " rows " << n << " alignment " << a << " cp " << o.cp_world_size);
+    REQUIRE(n % a == 0 && n % o.cp_world_size == 0,
+            what << " rows " << n << " alignment " << a << " cp " << o.cp_world_size);
     if (o.pad_for_cuda_graphs) REQUIRE(n % 128 == 0, what << " rows " << n << " not a bucket multiple");
   };
   check(p.causal_seq.rows(), o.causal_seq_alignment, mc, "causal");
@@ -449,7 +468,7 @@ void marks_follow_the_call(const Subject& subject) {
   mc = std::max<std::int64_t>(mc, static_cast<std::int64_t>(p.causal_seq.rows()));
   mf = std::max<std::int64_t>(mf, static_cast<std::int64_t>(p.full_only_seq.rows()));
   REQUIRE(after == want, "marks after: image " << after.image_causal << "/" << after.image_full << " video "
-                                                  << after.video_causal << "/" << after.video_full);
+                                               << after.video_causal << "/" << after.video_full);
 }
 
 void marks_only_grow(const Subject& subject) {
@@ -466,8 +485,9 @@ void marks_lengths_cover_marks(const Subject& subject) {
   const ref::Pack& p = subject.pack();
   ref::GraphMarks m = c.marks;
   auto [mc, mf] = kind_marks(m, c.options.is_image_batch);
-  REQUIRE(static_cast<std::int64_t>(p.causal_seq.rows()) >= mc && static_cast<std::int64_t>(p.full_only_seq.rows()) >= mf,
-          "lengths " << p.causal_seq.rows() << "/" << p.full_only_seq.rows() << " below marks " << mc << "/" << mf);
+  REQUIRE(
+      static_cast<std::int64_t>(p.causal_seq.rows()) >= mc && static_cast<std::int64_t>(p.full_only_seq.rows()) >= mf,
+      "lengths " << p.causal_seq.rows() << "/" << p.full_only_seq.rows() << " below marks " << mc << "/" << mf);
 }
 
 // --- round trips -------------------------------------------------------------
@@ -508,9 +528,12 @@ void roundtrip_all_seq_padded(const Subject& subject) {
     return;
   }
   REQUIRE(all.seq.rows() == p.causal_seq.rows() + p.full_only_seq.rows(), all.seq.rows() << " rows");
-  for (std::size_t r = 0; r < input.rows(); ++r) REQUIRE(rows_equal(all.seq, r, input, r), "real row " << r << " differs");
-  for (std::size_t r = input.rows(); r < all.seq.rows(); ++r) REQUIRE(row_is_zero(all.seq, r), "tail row " << r << " is not zero");
-  REQUIRE(all.offsets == p.pad_segment->sample_offsets && all.max_len == p.pad_segment->max_sample_len, show(all.offsets));
+  for (std::size_t r = 0; r < input.rows(); ++r)
+    REQUIRE(rows_equal(all.seq, r, input, r), "real row " << r << " differs");
+  for (std::size_t r = input.rows(); r < all.seq.rows(); ++r)
+    REQUIRE(row_is_zero(all.seq, r), "tail row " << r << " is not zero");
+  REQUIRE(all.offsets == p.pad_segment->sample_offsets && all.max_len == p.pad_segment->max_sample_len,
+          show(all.offsets));
 }
 
 void roundtrip_zeros_like(const Subject& subject) {
@@ -526,7 +549,8 @@ void roundtrip_zeros_like(const Subject& subject) {
 // --- context parallelism -----------------------------------------------------
 
 bool divisible(const ref::Pack& p, std::int64_t w) {
-  return p.causal_seq.rows() % static_cast<std::size_t>(w) == 0 && p.full_only_seq.rows() % static_cast<std::size_t>(w) == 0;
+  return p.causal_seq.rows() % static_cast<std::size_t>(w) == 0 &&
+         p.full_only_seq.rows() % static_cast<std::size_t>(w) == 0;
 }
 
 void cp_not_divisible_iff(const Subject& subject) {
@@ -552,8 +576,10 @@ void cp_shards_tile(const Subject& subject) {
   std::size_t causal_at = 0, full_at = 0;
   for (std::int64_t r = 0; r < w; ++r) {
     const ref::Pack s = ref::shard_pack(p, r, w);
-    REQUIRE(s.causal_seq.rows() * static_cast<std::size_t>(w) == p.causal_seq.rows(), "causal shard of " << s.causal_seq.rows());
-    REQUIRE(s.full_only_seq.rows() * static_cast<std::size_t>(w) == p.full_only_seq.rows(), "full shard of " << s.full_only_seq.rows());
+    REQUIRE(s.causal_seq.rows() * static_cast<std::size_t>(w) == p.causal_seq.rows(),
+            "causal shard of " << s.causal_seq.rows());
+    REQUIRE(s.full_only_seq.rows() * static_cast<std::size_t>(w) == p.full_only_seq.rows(),
+            "full shard of " << s.full_only_seq.rows());
     for (std::size_t i = 0; i < s.causal_seq.rows(); ++i, ++causal_at) {
       REQUIRE(rows_equal(s.causal_seq, i, p.causal_seq, causal_at), "rank " << r << " causal row " << i);
       REQUIRE(s.causal_sample_ids[i] == p.causal_sample_ids[causal_at], "rank " << r << " causal id " << i);
@@ -582,18 +608,20 @@ void cp_local_counts(const Subject& subject) {
   const ref::Pack& p = subject.pack();
   const std::int64_t w = c.options.cp_world_size;
   if (!divisible(p, w)) return;
-  const auto lc = static_cast<std::int64_t>(p.causal_seq.rows()) / w, lf = static_cast<std::int64_t>(p.full_only_seq.rows()) / w;
+  const auto lc = static_cast<std::int64_t>(p.causal_seq.rows()) / w,
+             lf = static_cast<std::int64_t>(p.full_only_seq.rows()) / w;
   std::int64_t sc = 0, sf = 0;
   for (std::int64_t r = 0; r < w; ++r) {
     const auto [c_local, f_local] = ref::get_num_real_tokens(ref::shard_pack(p, r, w));
     const std::int64_t want_c = std::clamp<std::int64_t>(p.meta->num_causal_tokens - r * lc, 0, lc);
     const std::int64_t want_f = std::clamp<std::int64_t>(p.meta->num_full_tokens - r * lf, 0, lf);
-    REQUIRE(c_local == want_c && f_local == want_f, "rank " << r << ": (" << c_local << ", " << f_local << ") want ("
-                                                             << want_c << ", " << want_f << ")");
+    REQUIRE(c_local == want_c && f_local == want_f,
+            "rank " << r << ": (" << c_local << ", " << f_local << ") want (" << want_c << ", " << want_f << ")");
     sc += c_local;
     sf += f_local;
   }
-  REQUIRE(sc == p.meta->num_causal_tokens && sf == p.meta->num_full_tokens, "local counts add up to " << sc << ", " << sf);
+  REQUIRE(sc == p.meta->num_causal_tokens && sf == p.meta->num_full_tokens,
+          "local counts add up to " << sc << ", " << sf);
 }
 
 void cp_position_ids(const Subject& subject) {
@@ -605,14 +633,16 @@ void cp_position_ids(const Subject& subject) {
   for (std::size_t a = 0; a < 3; ++a)
     for (std::int64_t i = 0; i < c.rows; ++i) ids.values.push_back(static_cast<std::int64_t>(a) * 1000003 + i * 7 + 1);
   const auto& m = *p.meta;
-  const std::size_t lc = p.causal_seq.rows() / static_cast<std::size_t>(w), lf = p.full_only_seq.rows() / static_cast<std::size_t>(w);
+  const std::size_t lc = p.causal_seq.rows() / static_cast<std::size_t>(w),
+                    lf = p.full_only_seq.rows() / static_cast<std::size_t>(w);
   for (std::int64_t r = 0; r < w; ++r) {
     const ref::PositionIds got = ref::shard_position_ids(ids, p, r, w);
     REQUIRE(got.len == lc + lf && got.axes == 3, "shape [" << got.axes << ", " << got.len << "]");
     for (std::size_t a = 0; a < 3; ++a) {
       for (std::size_t i = 0; i < lc + lf; ++i) {
         const bool causal = i < lc;
-        const std::size_t k = causal ? static_cast<std::size_t>(r) * lc + i : static_cast<std::size_t>(r) * lf + (i - lc);
+        const std::size_t k =
+            causal ? static_cast<std::size_t>(r) * lc + i : static_cast<std::size_t>(r) * lf + (i - lc);
         const I32& idx = causal ? m.causal_indices : m.full_indices;
         const std::int64_t want = k < idx.size() ? ids.values[a * ids.len + static_cast<std::size_t>(idx[k])] : 0;
         REQUIRE(got.values[a * got.len + i] == want, "rank " << r << " axis " << a << " position " << i);
@@ -630,7 +660,8 @@ void errors_planted_class(const Subject& subject) {
     subject.pack();
   } catch (const ref::Error& e) {
     got = ref::to_string(e.code());
-    REQUIRE(std::string(e.what()).find(e.field()) != std::string::npos, "message does not name the field: " << e.what());
+    REQUIRE(std::string(e.what()).find(e.field()) != std::string::npos,
+            "message does not name the field: " << e.what());
   }
   REQUIRE(got == c.expect_error, "got error '" << got << "', planted '" << c.expect_error << "'");
 }
@@ -685,9 +716,11 @@ void metamorphic_append_sample(const Subject& subject) {
   REQUIRE(prefix_of(b.sample_offsets, a.sample_offsets) && prefix_of(b.causal_seq_offsets, a.causal_seq_offsets) &&
               prefix_of(b.full_only_seq_offsets, a.full_only_seq_offsets),
           "offsets changed");
-  REQUIRE(prefix_of(b.causal_indices, a.causal_indices) && prefix_of(b.full_indices, a.full_indices), "indices changed");
-  REQUIRE(prefix_of(b.causal_sample_ids, a.causal_sample_ids) && prefix_of(b.full_only_sample_ids, a.full_only_sample_ids),
-          "sample ids changed");
+  REQUIRE(prefix_of(b.causal_indices, a.causal_indices) && prefix_of(b.full_indices, a.full_indices),
+          "indices changed");
+  REQUIRE(
+      prefix_of(b.causal_sample_ids, a.causal_sample_ids) && prefix_of(b.full_only_sample_ids, a.full_only_sample_ids),
+      "sample ids changed");
   // Row data comes from the seed, so compare the packed rows that were moved.
   for (std::size_t i = 0; i < a.causal_indices.size(); ++i)
     REQUIRE(rows_equal(q.causal_seq, i, qa, static_cast<std::size_t>(a.causal_indices[i])), "causal row " << i);
@@ -702,38 +735,59 @@ std::vector<Property> make_catalogue() {
       {"padded.least", "NOTES 3: the least multiple of lcm(alignment, bucket, cp) >= n", true, padded_least},
       {"padded.idempotent", "padding a padded length changes nothing (graphs: same bucket)", true, padded_idempotent},
       {"padded.monotone", "a longer stream never pads shorter", true, padded_monotone},
-      {"metadata.indices_partition", "NOTES 1: indices ascend and cover [0, N) once, each in its mode's split", true, metadata_indices_partition},
-      {"metadata.offsets_prefix_sums", "NOTES 1: offsets start at 0, one entry per split (zero-length too)", true, metadata_offsets_prefix_sums},
-      {"metadata.sample_ids_agree", "NOTES 1: sample ids are the sample each row belongs to", true, metadata_sample_ids_agree},
+      {"metadata.indices_partition", "NOTES 1: indices ascend and cover [0, N) once, each in its mode's split", true,
+       metadata_indices_partition},
+      {"metadata.offsets_prefix_sums", "NOTES 1: offsets start at 0, one entry per split (zero-length too)", true,
+       metadata_offsets_prefix_sums},
+      {"metadata.sample_ids_agree", "NOTES 1: sample ids are the sample each row belongs to", true,
+       metadata_sample_ids_agree},
       {"metadata.maxima", "NOTES 1: longest sample, longest split per mode (0 if none)", true, metadata_maxima},
       {"metadata.counts", "num tokens per stream and max_num_tokens = sum(sample_lens)", true, metadata_counts},
       {"pad_segment.shape", "six fields as a set: each offsets vector has one entry more", true, pad_segment_shape},
-      {"pad_segment.supported_iff", "NOTES 4.4-4.5: equal non-zero split counts (and padded anyway under the flag)", true, pad_segment_supported_iff},
-      {"pad_segment.non_empty", "NOTES 4.6: the pad segment is never empty on either stream", true, pad_segment_non_empty},
-      {"pad_segment.extends_plain_offsets", "NOTES 4.9: plain offsets plus the padded length", true, pad_segment_extends_plain},
-      {"pad_segment.maxima", "NOTES 4.9: max(real max, pad rows); samples max(max_sample_len, pad_c + pad_f)", true, pad_segment_maxima},
-      {"pad_segment.only_when_padded", "NOTES 4.5: the flag keeps the segment only if padding happens anyway", true, pad_segment_only_when_padded},
-      {"pad_segment.full_only_never", "NOTES 4.4: full-only packs are never supported", true, pad_segment_full_only_never},
+      {"pad_segment.supported_iff", "NOTES 4.4-4.5: equal non-zero split counts (and padded anyway under the flag)",
+       true, pad_segment_supported_iff},
+      {"pad_segment.non_empty", "NOTES 4.6: the pad segment is never empty on either stream", true,
+       pad_segment_non_empty},
+      {"pad_segment.extends_plain_offsets", "NOTES 4.9: plain offsets plus the padded length", true,
+       pad_segment_extends_plain},
+      {"pad_segment.maxima", "NOTES 4.9: max(real max, pad rows); samples max(max_sample_len, pad_c + pad_f)", true,
+       pad_segment_maxima},
+      {"pad_segment.only_when_padded", "NOTES 4.5: the flag keeps the segment only if padding happens anyway", true,
+       pad_segment_only_when_padded},
+      {"pad_segment.full_only_never", "NOTES 4.4: full-only packs are never supported", true,
+       pad_segment_full_only_never},
       {"padding.zero_rows", "_pad_to_size: padding rows are zero", true, padding_zero_rows},
       {"padding.sample_ids", "NOTES 1: padding rows carry num_samples", true, padding_sample_ids},
-      {"padding.lengths", "NOTES 4.6-4.7: padded(len + reserve), raised to the marks under graphs", true, padding_lengths},
-      {"padding.divisible_unless_marks", "NOTES 6: divisible by alignment and cp unless a mark set the length", true, padding_divisible_unless_marks},
-      {"marks.follow_the_call", "NOTES 4.7: this kind's marks rise to the lengths, others stay", true, marks_follow_the_call},
+      {"padding.lengths", "NOTES 4.6-4.7: padded(len + reserve), raised to the marks under graphs", true,
+       padding_lengths},
+      {"padding.divisible_unless_marks", "NOTES 6: divisible by alignment and cp unless a mark set the length", true,
+       padding_divisible_unless_marks},
+      {"marks.follow_the_call", "NOTES 4.7: this kind's marks rise to the lengths, others stay", true,
+       marks_follow_the_call},
       {"marks.only_grow", "_grow_cuda_graph_bounds: the marks only grow", true, marks_only_grow},
-      {"marks.lengths_cover_marks", "NOTES 4.7: under graphs the lengths are at least the marks", true, marks_lengths_cover_marks},
+      {"marks.lengths_cover_marks", "NOTES 4.7: under graphs the lengths are at least the marks", true,
+       marks_lengths_cover_marks},
       {"roundtrip.get_all_seq", "NOTES 7: get_all_seq is the input bit for bit", true, roundtrip_get_all_seq},
-      {"roundtrip.from_all_seq", "NOTES 7: from_all_seq(get_all_seq) gives the same streams", true, roundtrip_from_all_seq},
-      {"roundtrip.set_all_seq", "NOTES 7: set_all_seq writes real rows, padding untouched", true, roundtrip_set_all_seq},
-      {"roundtrip.all_seq_padded", "NOTES 7: real prefix at packed positions, zero tail, pad offsets", true, roundtrip_all_seq_padded},
+      {"roundtrip.from_all_seq", "NOTES 7: from_all_seq(get_all_seq) gives the same streams", true,
+       roundtrip_from_all_seq},
+      {"roundtrip.set_all_seq", "NOTES 7: set_all_seq writes real rows, padding untouched", true,
+       roundtrip_set_all_seq},
+      {"roundtrip.all_seq_padded", "NOTES 7: real prefix at packed positions, zero tail, pad offsets", true,
+       roundtrip_all_seq_padded},
       {"roundtrip.zeros_like", "NOTES 7: zero streams, same lengths and metadata", true, roundtrip_zeros_like},
       {"cp.not_divisible_iff", "NOTES 8: each padded stream must divide by W, else fail", true, cp_not_divisible_iff},
       {"cp.shards_tile", "NOTES 8: rank r holds rows [r*L/W, (r+1)*L/W) and the same ids", true, cp_shards_tile, true},
-      {"cp.gather_identity", "NOTES 8: gathering every rank gives the unsharded streams", true, cp_gather_identity, true},
-      {"cp.local_counts", "NOTES 8: max(0, min(shard_len, real - r*shard_len)), adding up", true, cp_local_counts, true},
+      {"cp.gather_identity", "NOTES 8: gathering every rank gives the unsharded streams", true, cp_gather_identity,
+       true},
+      {"cp.local_counts", "NOTES 8: max(0, min(shard_len, real - r*shard_len)), adding up", true, cp_local_counts,
+       true},
       {"cp.position_ids", "NOTES 8: zero-padded und/gen ids, sliced and concatenated", true, cp_position_ids, true},
-      {"errors.planted_class", "PROTOCOL: each invalid input gives its class, valid ones none", false, errors_planted_class},
-      {"metamorphic.alignment_multiple", "a multiple of the alignment never shortens a stream", true, metamorphic_alignment_multiple},
-      {"metamorphic.append_sample", "appending a sample leaves the earlier metadata and rows", true, metamorphic_append_sample},
+      {"errors.planted_class", "PROTOCOL: each invalid input gives its class, valid ones none", false,
+       errors_planted_class},
+      {"metamorphic.alignment_multiple", "a multiple of the alignment never shortens a stream", true,
+       metamorphic_alignment_multiple},
+      {"metamorphic.append_sample", "appending a sample leaves the earlier metadata and rows", true,
+       metamorphic_append_sample},
   };
 }
 

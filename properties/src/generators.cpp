@@ -43,7 +43,8 @@ I64 spread(std::int64_t total, std::size_t parts) {
 
 // Short split lengths with a fair share of zeros.
 std::int64_t short_len(std::int64_t max) {
-  return *gen::weightedOneOf<std::int64_t>({{1, gen::just<std::int64_t>(0)}, {4, gen::inRange<std::int64_t>(1, max + 1)}});
+  return *gen::weightedOneOf<std::int64_t>(
+      {{1, gen::just<std::int64_t>(0)}, {4, gen::inRange<std::int64_t>(1, max + 1)}});
 }
 
 std::int64_t alignment_for(std::int64_t cp) {
@@ -56,7 +57,8 @@ std::int64_t alignment_for(std::int64_t cp) {
 
 reference::Options gen_options(bool pairs) {
   reference::Options o;
-  o.cp_world_size = *gen::weightedOneOf<std::int64_t>({{3, gen::just<std::int64_t>(1)}, {3, gen::inRange<std::int64_t>(2, 17)}});
+  o.cp_world_size =
+      *gen::weightedOneOf<std::int64_t>({{3, gen::just<std::int64_t>(1)}, {3, gen::inRange<std::int64_t>(2, 17)}});
   o.causal_seq_alignment = alignment_for(o.cp_world_size);
   o.full_seq_alignment =
       *gen::weightedElement<bool>({{1, true}, {2, false}}) ? o.causal_seq_alignment : alignment_for(o.cp_world_size);
@@ -86,7 +88,6 @@ reference::GraphMarks gen_marks() {
   return m;
 }
 
-
 std::int64_t sum(const I64& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
 
 enum class Size { free, boundary, aligned, long_stream };
@@ -94,10 +95,10 @@ enum class Size { free, boundary, aligned, long_stream };
 Case packer_case() {
   Case c;
   const bool pairs = *gen::weightedElement<bool>({{3, true}, {1, false}});
-  const auto samples = static_cast<std::size_t>(*gen::weightedOneOf<int>(
-      {{6, gen::inRange(2, 9)}, {2, gen::just(1)}, {1, gen::inRange(64, 81)}}));
-  const Size size = *gen::weightedElement<Size>(
-      {{8, Size::free}, {3, Size::boundary}, {2, Size::aligned}, {1, Size::long_stream}});
+  const auto samples = static_cast<std::size_t>(
+      *gen::weightedOneOf<int>({{6, gen::inRange(2, 9)}, {2, gen::just(1)}, {1, gen::inRange(64, 81)}}));
+  const Size size =
+      *gen::weightedElement<Size>({{8, Size::free}, {3, Size::boundary}, {2, Size::aligned}, {1, Size::long_stream}});
   c.options = gen_options(pairs);
 
   I64 causal(samples, 0), full(samples, 0);
@@ -198,20 +199,34 @@ enum class Fault {
 
 const char* fault_name(Fault f) {
   switch (f) {
-    case Fault::option: return "option";
-    case Fault::empty: return "empty";
-    case Fault::mode_count: return "mode_count";
-    case Fault::negative: return "negative_length";
-    case Fault::unknown_mode: return "unknown_mode";
-    case Fault::tiling_sum: return "tiling_sum";
-    case Fault::tiling_boundary: return "tiling_boundary";
-    case Fault::und_range: return "und_out_of_range";
-    case Fault::und_repeat: return "und_repeated";
-    case Fault::und_in_full: return "und_in_full";
-    case Fault::length: return "length";
-    case Fault::overflow_alignment: return "overflow_alignment";
-    case Fault::overflow_mark: return "overflow_mark";
-    case Fault::pairing: return "pairing";
+    case Fault::option:
+      return "option";
+    case Fault::empty:
+      return "empty";
+    case Fault::mode_count:
+      return "mode_count";
+    case Fault::negative:
+      return "negative_length";
+    case Fault::unknown_mode:
+      return "unknown_mode";
+    case Fault::tiling_sum:
+      return "tiling_sum";
+    case Fault::tiling_boundary:
+      return "tiling_boundary";
+    case Fault::und_range:
+      return "und_out_of_range";
+    case Fault::und_repeat:
+      return "und_repeated";
+    case Fault::und_in_full:
+      return "und_in_full";
+    case Fault::length:
+      return "length";
+    case Fault::overflow_alignment:
+      return "overflow_alignment";
+    case Fault::overflow_mark:
+      return "overflow_mark";
+    case Fault::pairing:
+      return "pairing";
   }
   return "unknown";
 }
@@ -219,18 +234,24 @@ const char* fault_name(Fault f) {
 Case planted_case() {
   Case c = packer_case();
   auto& L = c.layout;
-  const Fault fault = *gen::element(Fault::option, Fault::empty, Fault::mode_count, Fault::negative, Fault::unknown_mode,
-                        Fault::tiling_sum, Fault::tiling_boundary, Fault::und_range, Fault::und_repeat,
-                        Fault::und_in_full, Fault::length, Fault::overflow_alignment, Fault::overflow_mark,
-                        Fault::pairing);
+  const Fault fault =
+      *gen::element(Fault::option, Fault::empty, Fault::mode_count, Fault::negative, Fault::unknown_mode,
+                    Fault::tiling_sum, Fault::tiling_boundary, Fault::und_range, Fault::und_repeat, Fault::und_in_full,
+                    Fault::length, Fault::overflow_alignment, Fault::overflow_mark, Fault::pairing);
   c.fault = fault_name(fault);
   switch (fault) {
     case Fault::option: {
       const std::int64_t bad = *gen::element<std::int64_t>(0, -1, -7, INT64_MIN);
       switch (*gen::inRange(0, 3)) {
-        case 0: c.options.cp_world_size = bad; break;
-        case 1: c.options.full_seq_alignment = bad; break;
-        default: c.options.causal_seq_alignment = bad; break;
+        case 0:
+          c.options.cp_world_size = bad;
+          break;
+        case 1:
+          c.options.full_seq_alignment = bad;
+          break;
+        default:
+          c.options.causal_seq_alignment = bad;
+          break;
       }
       c.expect_error = "invalid_option";
       break;
@@ -242,8 +263,10 @@ Case planted_case() {
       c.expect_error = "empty_batch";
       break;
     case Fault::mode_count:
-      if (*gen::arbitrary<bool>() || L.attn_modes.empty()) L.attn_modes.push_back("full");
-      else L.attn_modes.pop_back();
+      if (*gen::arbitrary<bool>() || L.attn_modes.empty())
+        L.attn_modes.push_back("full");
+      else
+        L.attn_modes.pop_back();
       c.expect_error = "invalid_layout";
       break;
     case Fault::negative: {
@@ -280,8 +303,10 @@ Case planted_case() {
       c.expect_error = "invalid_layout";
       break;
     case Fault::und_repeat:
-      if (L.und_token_indexes.empty()) L.und_token_indexes.push_back(c.rows);  // then out of range instead
-      else L.und_token_indexes.push_back(L.und_token_indexes[*gen::inRange<std::size_t>(0, L.und_token_indexes.size())]);
+      if (L.und_token_indexes.empty())
+        L.und_token_indexes.push_back(c.rows);  // then out of range instead
+      else
+        L.und_token_indexes.push_back(L.und_token_indexes[*gen::inRange<std::size_t>(0, L.und_token_indexes.size())]);
       c.expect_error = "invalid_layout";
       break;
     case Fault::und_in_full: {
@@ -355,9 +380,7 @@ rc::Gen<Case> gen_valid_case(Profile profile) {
   return gen::weightedOneOf<Case>({{1, gen::exec(packer_case)}, {1, gen::exec(unusual_case)}});
 }
 
-rc::Gen<Case> gen_case(Profile profile) {
-  return profile == Profile::packer ? gen_packer_case() : gen_strict_case();
-}
+rc::Gen<Case> gen_case(Profile profile) { return profile == Profile::packer ? gen_packer_case() : gen_strict_case(); }
 
 std::vector<std::string> classify(const Case& c) {
   std::vector<std::string> tags;
@@ -388,8 +411,8 @@ std::vector<std::string> classify(const Case& c) {
     if (a >= 128) tags.push_back("alignment:large");
   }
   if (o.cp_world_size > 1) tags.push_back("cp>1");
-  if (o.cp_world_size > 1 && (std::gcd(o.cp_world_size, o.causal_seq_alignment) > 1 ||
-                              std::gcd(o.cp_world_size, o.full_seq_alignment) > 1)) {
+  if (o.cp_world_size > 1 &&
+      (std::gcd(o.cp_world_size, o.causal_seq_alignment) > 1 || std::gcd(o.cp_world_size, o.full_seq_alignment) > 1)) {
     tags.push_back("cp_shares_factor_with_alignment");
   }
   if (o.pad_for_cuda_graphs) tags.push_back("cuda_graphs");
@@ -409,11 +432,27 @@ std::vector<std::string> classify(const Case& c) {
 }
 
 const std::vector<std::string>& required_classes(Profile profile) {
-  static const std::vector<std::string> packer = {
-      "bucket_boundary:on", "bucket_boundary:off_by_one", "multiple_of_128", "alignment:odd", "alignment:large",
-      "cp>1", "cp_shares_factor_with_alignment", "cuda_graphs", "marks_from_earlier_calls",
-      "only_when_padded_already_aligned", "empty_causal_split", "empty_full_split", "full_only", "samples:1",
-      "samples:64+", "stream>20000", "row_bytes:1", "row_bytes:2", "row_bytes:4", "row_bytes:8", "row_bytes:16"};
+  static const std::vector<std::string> packer = {"bucket_boundary:on",
+                                                  "bucket_boundary:off_by_one",
+                                                  "multiple_of_128",
+                                                  "alignment:odd",
+                                                  "alignment:large",
+                                                  "cp>1",
+                                                  "cp_shares_factor_with_alignment",
+                                                  "cuda_graphs",
+                                                  "marks_from_earlier_calls",
+                                                  "only_when_padded_already_aligned",
+                                                  "empty_causal_split",
+                                                  "empty_full_split",
+                                                  "full_only",
+                                                  "samples:1",
+                                                  "samples:64+",
+                                                  "stream>20000",
+                                                  "row_bytes:1",
+                                                  "row_bytes:2",
+                                                  "row_bytes:4",
+                                                  "row_bytes:8",
+                                                  "row_bytes:16"};
   // The strict profile spends most cases on faults; its valid edges are the
   // packer's, checked there.
   static const std::vector<std::string> strict = [] {

@@ -43,9 +43,9 @@ std::vector<std::int64_t> slice_ids(const std::vector<std::int64_t>& ids, std::s
 
 void check_ids_cover(const Pack& pack) {
   if (pack.causal_sample_ids.size() != pack.causal_seq.rows()) {
-    throw Error(Errc::invalid_argument, "pack.causal_sample_ids",
-                std::to_string(pack.causal_sample_ids.size()) + " ids for " + std::to_string(pack.causal_seq.rows()) +
-                    " rows");
+    throw Error(
+        Errc::invalid_argument, "pack.causal_sample_ids",
+        std::to_string(pack.causal_sample_ids.size()) + " ids for " + std::to_string(pack.causal_seq.rows()) + " rows");
   }
   if (pack.full_only_sample_ids.size() != pack.full_only_seq.rows()) {
     throw Error(Errc::invalid_argument, "pack.full_only_sample_ids",

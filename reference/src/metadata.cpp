@@ -29,8 +29,7 @@ std::string indexed(const char* name, std::size_t i) { return std::string(name) 
 
 void check_at_least(std::int64_t value, std::int64_t least, const char* field) {
   if (value < least) {
-    throw Error(Errc::invalid_option, field,
-                "must be >= " + std::to_string(least) + ", got " + std::to_string(value));
+    throw Error(Errc::invalid_option, field, "must be >= " + std::to_string(least) + ", got " + std::to_string(value));
   }
 }
 

@@ -81,11 +81,13 @@ PackShape plan_pack(const Metadata& meta, std::int64_t rows, const Options& opti
   shape.marks_after = marks;
   if (graphs) {
     // The marks become the lengths as they are, not re-rounded (as _grow_cuda_graph_bounds).
-    std::int64_t& mark_causal = options.is_image_batch ? shape.marks_after.image_causal : shape.marks_after.video_causal;
+    std::int64_t& mark_causal =
+        options.is_image_batch ? shape.marks_after.image_causal : shape.marks_after.video_causal;
     std::int64_t& mark_full = options.is_image_batch ? shape.marks_after.image_full : shape.marks_after.video_full;
     mark_causal = std::max(mark_causal, need_causal);
     mark_full = std::max(mark_full, need_full);
-    need_causal = checked_mark(mark_causal, options.is_image_batch ? "graph_bounds.image.causal" : "graph_bounds.video.causal");
+    need_causal =
+        checked_mark(mark_causal, options.is_image_batch ? "graph_bounds.image.causal" : "graph_bounds.video.causal");
     need_full = checked_mark(mark_full, options.is_image_batch ? "graph_bounds.image.full" : "graph_bounds.video.full");
   }
   shape.causal_len = need_causal;

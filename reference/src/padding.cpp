@@ -21,8 +21,7 @@ std::int64_t lcm_or_zero(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
-std::int64_t padded_size(std::int64_t n, std::int64_t cp_world_size, bool pad_for_cuda_graphs,
-                         std::int64_t alignment) {
+std::int64_t padded_size(std::int64_t n, std::int64_t cp_world_size, bool pad_for_cuda_graphs, std::int64_t alignment) {
   return detail::padded_size(n, cp_world_size, pad_for_cuda_graphs, alignment, "n", "alignment");
 }
 

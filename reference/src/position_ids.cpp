@@ -21,8 +21,8 @@ PositionIds gather_ids(const PositionIds& ids, const Pack& pack, const std::vect
   }
   if (ids.values.size() != ids.axes * ids.len) {
     throw Error(Errc::invalid_argument, "position_ids.values",
-                "holds " + std::to_string(ids.values.size()) + " values for shape [" + std::to_string(ids.axes) +
-                    ", " + std::to_string(ids.len) + "]");
+                "holds " + std::to_string(ids.values.size()) + " values for shape [" + std::to_string(ids.axes) + ", " +
+                    std::to_string(ids.len) + "]");
   }
   // The original indexes with the stream indices and so accepts any longer
   // tensor; the reference wants one id per packed token.

@@ -30,9 +30,9 @@ void require_rows(const Rows& value, std::size_t rows, const char* field, const 
 
 void require_width(const Rows& value, std::size_t width, const char* field) {
   if (value.row_bytes() != width) {
-    throw Error(Errc::invalid_argument, field,
-                "rows of " + std::to_string(value.row_bytes()) + " bytes, the pack's streams have " +
-                    std::to_string(width));
+    throw Error(
+        Errc::invalid_argument, field,
+        "rows of " + std::to_string(value.row_bytes()) + " bytes, the pack's streams have " + std::to_string(width));
   }
 }
 
@@ -201,7 +201,8 @@ std::pair<std::int64_t, std::int64_t> get_num_real_tokens(const Pack& pack) {
 }
 
 std::int64_t num_local_real_tokens(std::int64_t num_real, std::int64_t rank, std::int64_t shard_len) {
-  if (num_real < 0) throw Error(Errc::invalid_argument, "num_real_tokens", "must be >= 0, got " + std::to_string(num_real));
+  if (num_real < 0)
+    throw Error(Errc::invalid_argument, "num_real_tokens", "must be >= 0, got " + std::to_string(num_real));
   if (rank < 0) throw Error(Errc::invalid_argument, "rank", "must be >= 0, got " + std::to_string(rank));
   if (shard_len < 0) throw Error(Errc::invalid_argument, "shard_len", "must be >= 0, got " + std::to_string(shard_len));
   // rank * shard_len may pass int64 for absurd ranks; any such shard starts past the stream.

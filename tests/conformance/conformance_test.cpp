@@ -1,17 +1,16 @@
 // The conformance protocol: the oracle on malformed requests, and the runner's
 // diff, shrinking, known-failure, crash and hang handling against wrong ports.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "seqpack/conformance/case.hpp"
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
-#include "seqpack/conformance/case.hpp"
 
 namespace {
 
@@ -28,12 +27,11 @@ void expect_bad_request(const std::string& line, const std::string& names) {
   EXPECT_NE(r["message"].get<std::string>().find(names), std::string::npos) << r["message"] << "\nwanted: " << names;
 }
 
-const std::string kCase =
-    R"({"type":"case","id":"c1","layout":{"sample_lens":[5,5],"split_lens":[2,3,1,4],)"
-    R"("attn_modes":["causal","full","causal","full"],"und_token_indexes":[0,1,5]},"rows":10,)"
-    R"("options":{"cp_world_size":1,"pad_for_cuda_graphs":false,"is_image_batch":false,)"
-    R"("full_seq_alignment":4,"causal_seq_alignment":4,"pad_segment_only_when_padded":false},)"
-    R"("graph_bounds":{"image":[0,0],"video":[0,0]}})";
+const std::string kCase = R"({"type":"case","id":"c1","layout":{"sample_lens":[5,5],"split_lens":[2,3,1,4],)"
+                          R"("attn_modes":["causal","full","causal","full"],"und_token_indexes":[0,1,5]},"rows":10,)"
+                          R"("options":{"cp_world_size":1,"pad_for_cuda_graphs":false,"is_image_batch":false,)"
+                          R"("full_seq_alignment":4,"causal_seq_alignment":4,"pad_segment_only_when_padded":false},)"
+                          R"("graph_bounds":{"image":[0,0],"video":[0,0]}})";
 
 TEST(Oracle, AnswersTheProtocolExample) {
   // PROTOCOL.md's example case; the expected values are the protocol's own.

@@ -1,10 +1,9 @@
 // The fuzz input format: the raw form carries a case exactly, and any bytes
 // (short, empty, random) decode without reading past the end.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <random>
 
+#include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
@@ -37,8 +36,10 @@ RC_GTEST_PROP(FuzzDecode, RawFormCarriesTheCase, ()) {
   RC_ASSERT(d.layout.attn_modes.size() == c.layout.attn_modes.size());
   for (std::size_t j = 0; j < c.layout.attn_modes.size(); ++j) {
     const std::string& m = c.layout.attn_modes[j];
-    if (m == "causal" || m == "full") RC_ASSERT(d.layout.attn_modes[j] == m);
-    else RC_ASSERT(d.layout.attn_modes[j] != "causal" && d.layout.attn_modes[j] != "full");
+    if (m == "causal" || m == "full")
+      RC_ASSERT(d.layout.attn_modes[j] == m);
+    else
+      RC_ASSERT(d.layout.attn_modes[j] != "causal" && d.layout.attn_modes[j] != "full");
   }
   RC_ASSERT(d.rows == c.rows || c.rows == 0);
 }
@@ -61,7 +62,8 @@ RC_GTEST_PROP(FuzzDecode, SmallEnoughHoldsTheBudget, (const std::vector<std::uin
       // (and whose rows fit) is always checked.
       namespace ref = seqpack::reference;
       std::int64_t sum = 0;
-      for (const std::int64_t n : c.layout.sample_lens) sum += std::min<std::int64_t>(std::max<std::int64_t>(n, 0), budget.rows + 1);
+      for (const std::int64_t n : c.layout.sample_lens)
+        sum += std::min<std::int64_t>(std::max<std::int64_t>(n, 0), budget.rows + 1);
       if (c.rows < 0 || c.rows > budget.rows || sum > budget.rows || c.options.cp_world_size > 64) continue;
       try {
         ref::validate_options(c.options, c.marks);

@@ -5,17 +5,16 @@
 // and plans on its own, so refusals are compared too: the same error class
 // naming the same field, on the strict generator's planted faults and on
 // misuse after a build.
-#include <gtest/gtest.h>
-
-#include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
@@ -118,8 +117,9 @@ std::string plant_more(sp::Case& c) {
     case 1: {
       const std::int64_t a = *rc::gen::element<std::int64_t>(INT64_MAX - 1, std::int64_t{1} << 62, 2147483648LL);
       const std::int64_t b = *rc::gen::element<std::int64_t>(INT64_MAX - 1, std::int64_t{1} << 62, 5);
-      const auto splits = *rc::gen::element(std::vector<std::int64_t>{a, b}, std::vector<std::int64_t>{a + 1, b - 1},
-                                            std::vector<std::int64_t>{a - 1, b + 1}, std::vector<std::int64_t>{a, b - 1});
+      const auto splits =
+          *rc::gen::element(std::vector<std::int64_t>{a, b}, std::vector<std::int64_t>{a + 1, b - 1},
+                            std::vector<std::int64_t>{a - 1, b + 1}, std::vector<std::int64_t>{a, b - 1});
       l.sample_lens.insert(l.sample_lens.end(), {a, b});
       l.split_lens.insert(l.split_lens.end(), splits.begin(), splits.end());
       l.attn_modes.insert(l.attn_modes.end(), {"full", *rc::gen::element<std::string>("causal", "full")});
@@ -276,8 +276,8 @@ RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
     case 7: {
       RC_TAG("position ids of the wrong shape");
       const ref::PositionIds ids = misuse == 5   ? ids_of(true, 3, n + 1, 3 * (n + 1))  // one id too many per axis
-                                   : misuse == 6 ? ids_of(false, 3, n, 3 * n)          // 1-D with three axes
-                                                 : ids_of(true, 3, n, 3 * n + 1);      // values do not fill the shape
+                                   : misuse == 6 ? ids_of(false, 3, n, 3 * n)           // 1-D with three axes
+                                                 : ids_of(true, 3, n, 3 * n + 1);       // values do not fill the shape
       if (*rc::gen::arbitrary<bool>()) {
         r_error = refusal([&] { ref::get_gen_position_ids(ids, r); });
         g_error = refusal([&] { gpu::get_gen_position_ids(gpu::to_device(ids), g); });

@@ -1,17 +1,16 @@
 // Runs every catalogue property under RapidCheck, once per profile, plus the
 // distribution check. A failure prints RapidCheck's reproduce string and
 // writes the shrunk case to $SEQPACK_FAILURE_DIR/<property>.<profile>.json.
-#include <gtest/gtest.h>
-
-#include <rapidcheck.h>
-
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <iostream>
 #include <map>
 #include <optional>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
 
 #include "seqpack/properties/catalogue.hpp"
 #include "seqpack/properties/generators.hpp"
@@ -49,8 +48,8 @@ class PropertyTest : public ::testing::Test {
       std::filesystem::create_directories(failure_dir());
       const std::string path = failure_dir() + "/" + prop.name + "." + profile_name(profile_) + ".json";
       std::ofstream(path) << sp::to_json(*last_failure, prop.name) << "\n";
-      ADD_FAILURE() << prop.name << " failed; shrunk case written to " << path
-                    << "\nreplay it with: property_replay " << path;
+      ADD_FAILURE() << prop.name << " failed; shrunk case written to " << path << "\nreplay it with: property_replay "
+                    << path;
     }
     EXPECT_TRUE(ok) << prop.name << " guards: " << prop.guards;
   }

@@ -1,7 +1,6 @@
 // The CUDA-graph marks as a stateful model: sequences of builds of either
 // batch kind, under any options, against a model that holds the four marks.
 #include <gtest/gtest.h>
-
 #include <rapidcheck.h>
 #include <rapidcheck/state.h>
 

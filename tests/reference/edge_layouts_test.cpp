@@ -28,8 +28,8 @@ TEST(EdgeLayouts, ZeroLengthSplitsStillAddAnOffsetEntry) {
 }
 
 TEST(EdgeLayouts, ZeroLengthSampleGetsNoRowsButKeepsItsId) {
-  const ref::Pack pack = build(make_layout({2, 0, 3}, {"causal", "full", "causal", "full", "causal", "full"},
-                                           {1, 1, 0, 0, 2, 1}));
+  const ref::Pack pack =
+      build(make_layout({2, 0, 3}, {"causal", "full", "causal", "full", "causal", "full"}, {1, 1, 0, 0, 2, 1}));
   EXPECT_EQ(pack.meta->sample_offsets, (I32{0, 2, 2, 5}));
   EXPECT_EQ(pack.meta->causal_sample_ids, (I64{0, 2, 2}));
   EXPECT_EQ(pack.meta->full_only_sample_ids, (I64{0, 2}));
@@ -110,8 +110,8 @@ TEST(EdgeLayouts, ManySamples) {
 TEST(EdgeLayouts, LongStreamPastTwentyThousandRows) {
   ref::Options options;
   options.pad_for_cuda_graphs = true;
-  const ref::Pack pack = build(make_layout({20500, 3}, {"causal", "full", "causal", "full"}, {500, 20000, 1, 2}),
-                               options);
+  const ref::Pack pack =
+      build(make_layout({20500, 3}, {"causal", "full", "causal", "full"}, {500, 20000, 1, 2}), options);
   EXPECT_EQ(pack.full_only_seq.rows(), 20480u);  // 20003 -> bucket 2048
   EXPECT_EQ(pack.causal_seq.rows(), 512u);       // 502 -> bucket 128
   EXPECT_EQ(ref::get_all_seq(pack).rows(), 20503u);

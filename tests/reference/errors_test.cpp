@@ -44,33 +44,63 @@ TEST(Errors, EmptyBatch) {
 }
 
 TEST(Errors, InvalidLayoutEachCause) {
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal"}, {}}, 3); }, Errc::invalid_layout, "attn_modes",
-               "1 modes for 2 splits");
-  expect_error([] { build_rows({{3, -1}, {3}, {"full"}, {}}, 2); }, Errc::invalid_layout, "sample_lens[1]",
-               "got -1");
-  expect_error([] { build_rows({{3}, {4, -1}, {"causal", "full"}, {}}, 3); }, Errc::invalid_layout,
-               "split_lens[1]", "got -1");
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal", "sliding"}, {}}, 3); }, Errc::invalid_layout,
-               "attn_modes[1]", "\"sliding\"");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal"}, {}}, 3);
+      },
+      Errc::invalid_layout, "attn_modes", "1 modes for 2 splits");
+  expect_error([] { build_rows({{3, -1}, {3}, {"full"}, {}}, 2); }, Errc::invalid_layout, "sample_lens[1]", "got -1");
+  expect_error(
+      [] {
+        build_rows({{3}, {4, -1}, {"causal", "full"}, {}}, 3);
+      },
+      Errc::invalid_layout, "split_lens[1]", "got -1");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal", "sliding"}, {}}, 3);
+      },
+      Errc::invalid_layout, "attn_modes[1]", "\"sliding\"");
   // Splits summing short of, or past, the samples.
-  expect_error([] { build_rows({{3}, {1, 1}, {"causal", "full"}, {}}, 3); }, Errc::invalid_layout, "split_lens",
-               "splits sum to 2 rows but samples to 3");
-  expect_error([] { build_rows({{3}, {1, 2, 1}, {"causal", "full", "full"}, {}}, 3); }, Errc::invalid_layout,
-               "split_lens", "splits sum to 4 rows but samples to 3");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 1}, {"causal", "full"}, {}}, 3);
+      },
+      Errc::invalid_layout, "split_lens", "splits sum to 2 rows but samples to 3");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2, 1}, {"causal", "full", "full"}, {}}, 3);
+      },
+      Errc::invalid_layout, "split_lens", "splits sum to 4 rows but samples to 3");
   // A split across a sample boundary: samples [2, 2], splits [1, 2, 1].
-  expect_error([] { build_rows({{2, 2}, {1, 2, 1}, {"causal", "full", "causal"}, {}}, 4); }, Errc::invalid_layout,
-               "split_lens[1]", "covers rows [1, 3), across the boundary at row 2 where sample 1 starts");
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal", "full"}, {3}}, 3); }, Errc::invalid_layout,
-               "und_token_indexes[0]", "index 3 is outside [0, 3)");
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal", "full"}, {0, -1}}, 3); }, Errc::invalid_layout,
-               "und_token_indexes[1]", "index -1 is outside");
-  expect_error([] { build_rows({{3}, {2, 1}, {"causal", "full"}, {1, 0, 1}}, 3); }, Errc::invalid_layout,
-               "und_token_indexes", "index 1 appears more than once");
+  expect_error(
+      [] {
+        build_rows({{2, 2}, {1, 2, 1}, {"causal", "full", "causal"}, {}}, 4);
+      },
+      Errc::invalid_layout, "split_lens[1]", "covers rows [1, 3), across the boundary at row 2 where sample 1 starts");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal", "full"}, {3}}, 3);
+      },
+      Errc::invalid_layout, "und_token_indexes[0]", "index 3 is outside [0, 3)");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal", "full"}, {0, -1}}, 3);
+      },
+      Errc::invalid_layout, "und_token_indexes[1]", "index -1 is outside");
+  expect_error(
+      [] {
+        build_rows({{3}, {2, 1}, {"causal", "full"}, {1, 0, 1}}, 3);
+      },
+      Errc::invalid_layout, "und_token_indexes", "index 1 appears more than once");
 }
 
 TEST(Errors, UndTokenInFullSplit) {
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal", "full"}, {0, 2}}, 3); }, Errc::und_token_in_full_split,
-               "und_token_indexes", "und token at packed row 2 lies in full split 1 (rows [1, 3))");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal", "full"}, {0, 2}}, 3);
+      },
+      Errc::und_token_in_full_split, "und_token_indexes",
+      "und token at packed row 2 lies in full split 1 (rows [1, 3))");
 }
 
 TEST(Errors, LengthMismatch) {
@@ -97,8 +127,8 @@ TEST(Errors, OverflowOfTokenCountAndPaddedSize) {
   o = {};
   o.pad_for_cuda_graphs = true;
   o.is_image_batch = true;
-  expect_error([&] { ref::build_pack(numbered_rows(3), kPair, o, marks); }, Errc::overflow,
-               "graph_bounds.image.causal", "3000000000");
+  expect_error([&] { ref::build_pack(numbered_rows(3), kPair, o, marks); }, Errc::overflow, "graph_bounds.image.causal",
+               "3000000000");
 }
 
 // The fuzz finding of issue 17 (corpus/build_pack/8d45207981bf9fd2bf30c596babd148e1beafaba):
@@ -130,8 +160,11 @@ TEST(Errors, OverflowOfTheInterleavedPadSegment) {
 }
 
 TEST(Errors, PadSegmentPairing) {
-  expect_error([] { build(make_layout({4}, {"causal", "full", "causal", "full"}, {1, 1, 1, 1})); },
-               Errc::pad_segment_pairing, "split_lens", "needs one full split per sample");
+  expect_error(
+      [] {
+        build(make_layout({4}, {"causal", "full", "causal", "full"}, {1, 1, 1, 1}));
+      },
+      Errc::pad_segment_pairing, "split_lens", "needs one full split per sample");
 }
 
 TEST(Errors, MetadataMismatch) {
@@ -148,8 +181,8 @@ TEST(ErrorPrecedence, OptionBeforeEmptyBatch) {
   ref::Options o;
   o.cp_world_size = -1;
   ref::GraphMarks marks;
-  expect_error([&] { ref::build_pack(numbered_rows(0), {}, o, marks); }, Errc::invalid_option,
-               "options.cp_world_size", "got -1");
+  expect_error([&] { ref::build_pack(numbered_rows(0), {}, o, marks); }, Errc::invalid_option, "options.cp_world_size",
+               "got -1");
 }
 
 TEST(ErrorPrecedence, EmptyBatchBeforeInvalidLayout) {
@@ -158,13 +191,19 @@ TEST(ErrorPrecedence, EmptyBatchBeforeInvalidLayout) {
 
 TEST(ErrorPrecedence, InvalidLayoutBeforeUndInFullAndLength) {
   // und 2 lies in a full split, and und 9 is out of range: the range error wins.
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal", "full"}, {2, 9}}, 7); }, Errc::invalid_layout,
-               "und_token_indexes[1]", "index 9");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal", "full"}, {2, 9}}, 7);
+      },
+      Errc::invalid_layout, "und_token_indexes[1]", "index 9");
 }
 
 TEST(ErrorPrecedence, UndInFullBeforeLengthMismatch) {
-  expect_error([] { build_rows({{3}, {1, 2}, {"causal", "full"}, {1}}, 7); }, Errc::und_token_in_full_split,
-               "und_token_indexes", "row 1");
+  expect_error(
+      [] {
+        build_rows({{3}, {1, 2}, {"causal", "full"}, {1}}, 7);
+      },
+      Errc::und_token_in_full_split, "und_token_indexes", "row 1");
 }
 
 TEST(ErrorPrecedence, LengthMismatchBeforeOverflow) {
@@ -178,8 +217,11 @@ TEST(ErrorPrecedence, LengthMismatchBeforeOverflow) {
 TEST(ErrorPrecedence, OverflowBeforePairing) {
   ref::Options o;
   o.full_seq_alignment = 2147483647;  // the full stream fits; the interleaved pad segment does not
-  expect_error([&] { build(make_layout({4}, {"causal", "full", "causal", "full"}, {1, 1, 1, 1}), o); },
-               Errc::overflow, "sample_offsets", "int32");
+  expect_error(
+      [&] {
+        build(make_layout({4}, {"causal", "full", "causal", "full"}, {1, 1, 1, 1}), o);
+      },
+      Errc::overflow, "sample_offsets", "int32");
 }
 
 TEST(ErrorPrecedence, HugeLayoutStillReportsTilingByExactSums) {
@@ -196,9 +238,9 @@ TEST(Errors, FailedBuildLeavesMarksUntouched) {
   marks.video_causal = 5;
   const ref::GraphMarks before = marks;
   // Pairing fails after the lengths are known; the original has raised its globals by then.
-  EXPECT_THROW(ref::build_pack(numbered_rows(4), make_layout({4}, {"causal", "full", "causal", "full"}, {1, 1, 1, 1}),
-                               o, marks),
-               ref::Error);
+  EXPECT_THROW(
+      ref::build_pack(numbered_rows(4), make_layout({4}, {"causal", "full", "causal", "full"}, {1, 1, 1, 1}), o, marks),
+      ref::Error);
   EXPECT_EQ(marks, before);
 }
 

@@ -39,8 +39,8 @@ TEST(Metadata, PreparedMetadataIsReusedAsIs) {
   EXPECT_TRUE(a.full_only_seq == b.full_only_seq);
   EXPECT_EQ(a.causal_sample_ids, b.causal_sample_ids);
   EXPECT_EQ(a.pad_segment, b.pad_segment);
-  expect_error([&] { ref::build_pack(numbered_rows(12), kPairs, {}, marks, prepared); },
-               ref::Errc::length_mismatch, "rows", "12 rows");
+  expect_error([&] { ref::build_pack(numbered_rows(12), kPairs, {}, marks, prepared); }, ref::Errc::length_mismatch,
+               "rows", "12 rows");
 }
 
 TEST(Metadata, UnsortedUndIndexesAreAccepted) {

@@ -61,7 +61,7 @@ TEST(PaddedSize, ZeroStaysZero) {
 TEST(PaddedSize, OddAlignmentsAndCpSharingFactors) {
   EXPECT_EQ(padded_size(5, 1, false, 7), 7);
   EXPECT_EQ(padded_size(130, 1, false, 129), 258);
-  EXPECT_EQ(padded_size(5, 4, false, 6), 12);  // lcm(6, 4) = 12, not 24
+  EXPECT_EQ(padded_size(5, 4, false, 6), 12);      // lcm(6, 4) = 12, not 24
   EXPECT_EQ(padded_size(1, 1, true, 129), 16512);  // lcm(129, 128) = 129 * 128
   EXPECT_EQ(padded_size(1, 3, true, 129), 16512);  // 129 = 3 * 43 already holds cp's factor
 }

@@ -2,14 +2,14 @@
 // an expectation on the error class and message of a call.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "seqpack/reference/reference.hpp"
 
@@ -88,8 +88,7 @@ void expect_error(F&& call, ref::Errc code, const std::string& field, const std:
     EXPECT_EQ(ref::to_string(e.code()), std::string(ref::to_string(code))) << e.what();
     EXPECT_EQ(e.field(), field) << e.what();
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what() << "\nwanted: " << text;
-    EXPECT_EQ(std::string(e.what()).rfind(std::string(ref::to_string(code)) + ": " + field + ": ", 0), 0u)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(std::string(ref::to_string(code)) + ": " + field + ": ", 0), 0u) << e.what();
   }
 }
 

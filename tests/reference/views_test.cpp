@@ -1,8 +1,8 @@
 // Views of a pack: round trips on every row width, the interleaved padded
 // stream, setters, packs made from other packs, and position ids.
-#include <gtest/gtest.h>
-
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "seqpack/reference/testing.hpp"
 #include "test_support.hpp"
@@ -139,7 +139,8 @@ TEST(Views, ShardedPackRefusesWholePackViews) {
   ref::Pack shard = ref::shard_pack(pack, 0, 2);
   expect_error([&] { ref::get_all_seq(shard); }, Errc::sharded_pack, "pack.is_sharded", "get_all_seq");
   expect_error([&] { ref::get_all_seq_padded(shard); }, Errc::sharded_pack, "pack.is_sharded", "get_all_seq_padded");
-  expect_error([&] { ref::set_all_seq(shard, numbered_rows(13)); }, Errc::sharded_pack, "pack.is_sharded", "set_all_seq");
+  expect_error([&] { ref::set_all_seq(shard, numbered_rows(13)); }, Errc::sharded_pack, "pack.is_sharded",
+               "set_all_seq");
   expect_error([&] { ref::get_causal_seq_padded(shard); }, Errc::sharded_pack, "pack.is_sharded", "pad segment");
   expect_error([&] { ref::get_full_only_seq_padded(shard); }, Errc::sharded_pack, "pack.is_sharded", "pad segment");
   // A shard without a pad segment may use the plain offsets.
@@ -207,10 +208,16 @@ TEST(PositionIds, OneAndThreeDimensional) {
   EXPECT_EQ(und.values, (I64{0, 1, 2, 7, 8, 1000, 1001, 1002, 1007, 1008, 2000, 2001, 2002, 2007, 2008}));
   EXPECT_EQ(ref::get_gen_position_ids(mrope, pack).len, 8u);
 
-  expect_error([&] { ref::get_und_position_ids(ref::PositionIds{false, 1, 12, I64(12)}, pack); },
-               Errc::invalid_argument, "position_ids.len", "has 12 positions for 13 packed tokens");
-  expect_error([&] { ref::get_und_position_ids(ref::PositionIds{true, 3, 13, I64(13)}, pack); },
-               Errc::invalid_argument, "position_ids.values", "holds 13 values for shape [3, 13]");
+  expect_error(
+      [&] {
+        ref::get_und_position_ids(ref::PositionIds{false, 1, 12, I64(12)}, pack);
+      },
+      Errc::invalid_argument, "position_ids.len", "has 12 positions for 13 packed tokens");
+  expect_error(
+      [&] {
+        ref::get_und_position_ids(ref::PositionIds{true, 3, 13, I64(13)}, pack);
+      },
+      Errc::invalid_argument, "position_ids.values", "holds 13 values for shape [3, 13]");
 }
 
 }  // namespace

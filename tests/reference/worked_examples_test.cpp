@@ -209,9 +209,12 @@ TEST_P(WorkedExampleE6, PadSegmentAndLocalCounts) {
 // sample, causal pad + full pad).
 INSTANTIATE_TEST_SUITE_P(
     NotesSection5, WorkedExampleE6,
-    ::testing::Values(E6Case{"Splits3527", {3, 5, 2, 7}, 6, 14, {0, 3, 5, 6}, {0, 5, 12, 14}, {0, 8, 17, 20}, 3, 7, 9, {3, 7}, {2, 5}},
-                      E6Case{"EmptyCausal", {0, 5, 0, 7}, 2, 14, {0, 0, 0, 2}, {0, 5, 12, 14}, {0, 5, 12, 16}, 2, 7, 7, {0, 7}, {0, 5}},
-                      E6Case{"EmptyFull", {3, 0, 2, 0}, 6, 2, {0, 3, 5, 6}, {0, 0, 0, 2}, {0, 3, 5, 8}, 3, 2, 3, {3, 0}, {2, 0}}),
+    ::testing::Values(
+        E6Case{
+            "Splits3527", {3, 5, 2, 7}, 6, 14, {0, 3, 5, 6}, {0, 5, 12, 14}, {0, 8, 17, 20}, 3, 7, 9, {3, 7}, {2, 5}},
+        E6Case{
+            "EmptyCausal", {0, 5, 0, 7}, 2, 14, {0, 0, 0, 2}, {0, 5, 12, 14}, {0, 5, 12, 16}, 2, 7, 7, {0, 7}, {0, 5}},
+        E6Case{"EmptyFull", {3, 0, 2, 0}, 6, 2, {0, 3, 5, 6}, {0, 0, 0, 2}, {0, 3, 5, 8}, 3, 2, 3, {3, 0}, {2, 0}}),
     [](const ::testing::TestParamInfo<E6Case>& info) { return info.param.name; });
 
 TEST(WorkedExamples, E7OneSampleTwoPairsFailsPairing) {

@@ -2,16 +2,14 @@
 // the issue lists and trailing shapes [N], [N, D] and [N, H, D], contiguous
 // or not (label torch). The rows are random bytes (NaN payloads included for
 // the float types; 0/1 for bool, whose other bytes are not valid values).
-#include <gtest/gtest.h>
-
-#include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
-
-#include <ATen/ATen.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -28,7 +26,8 @@ const at::ScalarType kDtypes[] = {at::kFloat, at::kDouble, at::kBFloat16, at::kH
 
 // A tensor of `rows` rows of dtype `type` and trailing shape `trailing`, filled
 // from random bytes; non-contiguous when `strided`.
-at::Tensor random_rows(std::int64_t rows, at::ScalarType type, const std::vector<std::int64_t>& trailing, bool strided) {
+at::Tensor random_rows(std::int64_t rows, at::ScalarType type, const std::vector<std::int64_t>& trailing,
+                       bool strided) {
   std::vector<std::int64_t> sizes{rows};
   sizes.insert(sizes.end(), trailing.begin(), trailing.end());
   at::Tensor base = at::empty(sizes, at::TensorOptions().dtype(type));
@@ -117,14 +116,14 @@ struct Built {
   std::optional<tb::SequencePack> t;
 };
 
-
 // A case, a tensor of a random dtype and shape, and both builds: the same
 // error class, or the same pack and marks.
 Built build_both(sp::Case c) {
   const at::ScalarType type = *rc::gen::elementOf(std::vector<at::ScalarType>(std::begin(kDtypes), std::end(kDtypes)));
-  const auto trailing = *rc::gen::oneOf(rc::gen::just(std::vector<std::int64_t>{}),
-                                       rc::gen::container<std::vector<std::int64_t>>(1, rc::gen::inRange<std::int64_t>(1, 5)),
-                                       rc::gen::container<std::vector<std::int64_t>>(2, rc::gen::inRange<std::int64_t>(1, 4)));
+  const auto trailing =
+      *rc::gen::oneOf(rc::gen::just(std::vector<std::int64_t>{}),
+                      rc::gen::container<std::vector<std::int64_t>>(1, rc::gen::inRange<std::int64_t>(1, 5)),
+                      rc::gen::container<std::vector<std::int64_t>>(2, rc::gen::inRange<std::int64_t>(1, 4)));
   RC_TAG(std::string(at::toString(type)) + " rank " + std::to_string(trailing.size() + 1));
   const bool strided = *rc::gen::arbitrary<bool>();
   at::Tensor input = random_rows(c.rows, type, trailing, strided);
@@ -139,8 +138,8 @@ Built build_both(sp::Case c) {
   }
   try {
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
-    b.t = tb::sequence_pack_from_packed_sequence(b.input, l.attn_modes, l.split_lens, l.sample_lens, und, at::Tensor(), tm,
-                                                 tb::build_options(b.c.options));
+    b.t = tb::sequence_pack_from_packed_sequence(b.input, l.attn_modes, l.split_lens, l.sample_lens, und, at::Tensor(),
+                                                 tm, tb::build_options(b.c.options));
   } catch (const ref::Error& e) {
     t_error = ref::to_string(e.code());
   }
@@ -164,13 +163,14 @@ RC_GTEST_PROP(TorchBinding, PreparedMetadataMatchesTheReference, ()) {
   const sp::Case c = packer_case();
   const ref::Layout& l = c.layout;
   const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
-  const tb::SequencePackMetadata meta = tb::prepare_sequence_pack_metadata(l.sample_lens, l.split_lens, l.attn_modes, und);
+  const tb::SequencePackMetadata meta =
+      tb::prepare_sequence_pack_metadata(l.sample_lens, l.split_lens, l.attn_modes, und);
   RC_ASSERT(meta.matches_layout(l.sample_lens, l.split_lens, l.attn_modes));
   const at::Tensor input = random_rows(c.rows, at::kFloat, {2}, false);
   ref::GraphMarks rm = c.marks, tm = c.marks;
   const ref::Pack r = ref::build_pack(rows_of(input), l, c.options, rm);
-  const tb::SequencePack t = tb::sequence_pack_from_packed_sequence(input, l.attn_modes, l.split_lens, l.sample_lens, und,
-                                                                    at::Tensor(), tm, tb::build_options(c.options), meta);
+  const tb::SequencePack t = tb::sequence_pack_from_packed_sequence(
+      input, l.attn_modes, l.split_lens, l.sample_lens, und, at::Tensor(), tm, tb::build_options(c.options), meta);
   expect_same_pack(t, r, input);
   RC_ASSERT(tm == rm);
 }
@@ -227,8 +227,8 @@ RC_GTEST_PROP(TorchBinding, ShardsAndPositionIdsMatchTheReference, ()) {
   const at::ScalarType id_type = *rc::gen::element(at::kLong, at::kInt);
   ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(b.c.rows), {}};
   ids.values = *rc::gen::container<std::vector<std::int64_t>>(
-      ids.axes * ids.len, id_type == at::kInt ? rc::gen::inRange<std::int64_t>(INT32_MIN, INT32_MAX)
-                                              : rc::gen::arbitrary<std::int64_t>());
+      ids.axes * ids.len,
+      id_type == at::kInt ? rc::gen::inRange<std::int64_t>(INT32_MIN, INT32_MAX) : rc::gen::arbitrary<std::int64_t>());
   at::Tensor pos = at::tensor(at::ArrayRef<std::int64_t>(ids.values), at::kLong).to(id_type);
   if (mrope) pos = pos.reshape({3, b.c.rows});
   const auto expect_ids = [&](const at::Tensor& got, const ref::PositionIds& want) {
@@ -273,9 +273,9 @@ RC_GTEST_PROP(TorchBinding, ShardsAndPositionIdsMatchTheReference, ()) {
 struct Fixture {
   tb::GraphMarks marks;
   at::Tensor input = at::arange(12, at::kFloat).reshape({6, 2});
-  tb::SequencePack pack = tb::sequence_pack_from_packed_sequence(
-      input, {"causal", "full", "causal", "full"}, {1, 2, 2, 1}, {3, 3}, at::tensor({0, 3, 4}, at::kLong), at::Tensor(),
-      marks);
+  tb::SequencePack pack =
+      tb::sequence_pack_from_packed_sequence(input, {"causal", "full", "causal", "full"}, {1, 2, 2, 1}, {3, 3},
+                                             at::tensor({0, 3, 4}, at::kLong), at::Tensor(), marks);
 };
 
 std::string field_of(const std::function<void()>& f) {
@@ -303,7 +303,9 @@ TEST(TorchBindingArguments, NameTheArgument) {
   };
   EXPECT_EQ(field_of([&] { build(at::zeros({}, at::kFloat), at::tensor({0, 1, 2}, at::kLong)); }), "packed_sequence");
   EXPECT_EQ(field_of([&] { build(at::zeros({5, 2}, at::kFloat), at::tensor({0, 1, 2}, at::kLong)); }), "rows");
-  EXPECT_EQ(field_of([&] { build(at::zeros({6, 2}, at::kFloat), at::tensor({0.5, 1.0}, at::kFloat)); }),
+  EXPECT_EQ(field_of([&] {
+              build(at::zeros({6, 2}, at::kFloat), at::tensor({0.5, 1.0}, at::kFloat));
+            }),
             "packed_und_token_indexes");
   EXPECT_EQ(m, tb::GraphMarks{});
 }
@@ -328,7 +330,8 @@ TEST(TorchBindingArguments, ResultsHaveTheOriginalsDtypes) {
   // Worked by hand: causal rows are packed rows 0, 3, 4 and full rows 1, 2, 5;
   // each stream then has one zero row reserved for the pad segment.
   EXPECT_TRUE(at::equal(tb::get_und_seq(x.pack), at::tensor({0.f, 1.f, 6.f, 7.f, 8.f, 9.f, 0.f, 0.f}).reshape({4, 2})));
-  EXPECT_TRUE(at::equal(tb::get_gen_seq(x.pack), at::tensor({2.f, 3.f, 4.f, 5.f, 10.f, 11.f, 0.f, 0.f}).reshape({4, 2})));
+  EXPECT_TRUE(
+      at::equal(tb::get_gen_seq(x.pack), at::tensor({2.f, 3.f, 4.f, 5.f, 10.f, 11.f, 0.f, 0.f}).reshape({4, 2})));
   EXPECT_TRUE(tb::has_pad_segment(x.pack));
   EXPECT_TRUE(at::equal(tb::get_all_seq(x.pack), x.input));
 }

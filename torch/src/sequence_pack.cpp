@@ -3,11 +3,11 @@
 // that includes ATen; it also includes Thrust (host backend).
 #include "seqpack/torch/sequence_pack.hpp"
 
-#include <ATen/ATen.h>
-#include <thrust/copy.h>
-
 #include <cstring>
 #include <numeric>
+
+#include <ATen/ATen.h>
+#include <thrust/copy.h>
 
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/gpu/pack.hpp"
@@ -102,7 +102,8 @@ gpu::DeviceBuffer<std::int64_t> ids_buffer(const at::Tensor& t, const std::strin
 
 std::vector<std::int64_t> integer_values(const at::Tensor& t, const std::string& name) {
   if (!t.defined()) bad(name, "is an undefined tensor");
-  if (!t.device().is_cpu()) bad(name, "is on " + t.device().str() + "; this build of the binding runs CPU tensors only");
+  if (!t.device().is_cpu())
+    bad(name, "is on " + t.device().str() + "; this build of the binding runs CPU tensors only");
   if (at::isFloatingType(t.scalar_type()) || at::isComplexType(t.scalar_type()) || t.scalar_type() == at::kBool) {
     bad(name, std::string("must hold integers, got dtype ") + at::toString(t.scalar_type()));
   }
@@ -131,8 +132,8 @@ gpu::DevicePack to_device_pack(const SequencePack& p) {
   d.causal_seq = to_rows(p.causal_seq, "pack.causal_seq");
   d.full_only_seq = to_rows(p.full_only_seq, "pack.full_only_seq");
   if (d.causal_seq.row_bytes != d.full_only_seq.row_bytes) {
-    bad("pack.full_only_seq", "rows of " + std::to_string(d.full_only_seq.row_bytes) + " bytes, the causal stream's are " +
-                                  std::to_string(d.causal_seq.row_bytes));
+    bad("pack.full_only_seq", "rows of " + std::to_string(d.full_only_seq.row_bytes) +
+                                  " bytes, the causal stream's are " + std::to_string(d.causal_seq.row_bytes));
   }
   d.causal_sample_ids = ids_buffer(p.causal_sample_ids, "pack.causal_sample_ids");
   d.full_only_sample_ids = ids_buffer(p.full_only_sample_ids, "pack.full_only_sample_ids");
@@ -159,7 +160,8 @@ void require_same_rows(const at::Tensor& value, const at::Tensor& like, const st
                   at::toString(like.scalar_type()));
   }
   if (value.sizes().slice(1) != like.sizes().slice(1)) {
-    bad(name, "has shape " + shape_of(value) + ", the pack's rows are " + shape_of(like) + " (past the first dimension)");
+    bad(name,
+        "has shape " + shape_of(value) + ", the pack's rows are " + shape_of(like) + " (past the first dimension)");
   }
 }
 
@@ -191,14 +193,18 @@ const ref::Metadata& summary(const SequencePackMetadata& m) { return m.impl()->d
 
 }  // namespace
 
-at::Tensor SequencePackMetadata::sample_offsets() const { return vector_tensor(summary(*this).sample_offsets, at::kInt); }
+at::Tensor SequencePackMetadata::sample_offsets() const {
+  return vector_tensor(summary(*this).sample_offsets, at::kInt);
+}
 at::Tensor SequencePackMetadata::causal_seq_offsets() const {
   return vector_tensor(summary(*this).causal_seq_offsets, at::kInt);
 }
 at::Tensor SequencePackMetadata::full_only_seq_offsets() const {
   return vector_tensor(summary(*this).full_only_seq_offsets, at::kInt);
 }
-at::Tensor SequencePackMetadata::causal_indices() const { return buffer_tensor(impl_->device->causal_indices, at::kInt); }
+at::Tensor SequencePackMetadata::causal_indices() const {
+  return buffer_tensor(impl_->device->causal_indices, at::kInt);
+}
 at::Tensor SequencePackMetadata::full_indices() const { return buffer_tensor(impl_->device->full_indices, at::kInt); }
 at::Tensor SequencePackMetadata::causal_sample_ids() const {
   return buffer_tensor(impl_->device->causal_sample_ids, at::kLong);
@@ -226,21 +232,18 @@ SequencePackMetadata prepare_sequence_pack_metadata(const std::vector<std::int64
       SequencePackMetadata::Impl{std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(layout))}));
 }
 
-SequencePack sequence_pack_from_packed_sequence(const at::Tensor& packed_sequence,
-                                                const std::vector<std::string>& attn_modes,
-                                                const std::vector<std::int64_t>& split_lens,
-                                                const std::vector<std::int64_t>& sample_lens,
-                                                const at::Tensor& packed_und_token_indexes,
-                                                const at::Tensor& /*packed_gen_token_indexes: unused, as in the original*/,
-                                                GraphMarks& marks, const BuildOptions& options,
-                                                const std::optional<SequencePackMetadata>& prepared_metadata) {
+SequencePack sequence_pack_from_packed_sequence(
+    const at::Tensor& packed_sequence, const std::vector<std::string>& attn_modes,
+    const std::vector<std::int64_t>& split_lens, const std::vector<std::int64_t>& sample_lens,
+    const at::Tensor& packed_und_token_indexes,
+    const at::Tensor& /*packed_gen_token_indexes: unused, as in the original*/, GraphMarks& marks,
+    const BuildOptions& options, const std::optional<SequencePackMetadata>& prepared_metadata) {
   const ref::Layout layout = layout_of(sample_lens, split_lens, attn_modes, packed_und_token_indexes);
-  const ref::Options o{options.cp_world_size,        options.pad_for_cuda_graphs, options.is_image_batch,
-                       options.full_seq_alignment,   options.causal_seq_alignment,
-                       options.pad_segment_only_when_padded};
+  const ref::Options o{options.cp_world_size,      options.pad_for_cuda_graphs,  options.is_image_batch,
+                       options.full_seq_alignment, options.causal_seq_alignment, options.pad_segment_only_when_padded};
   const gpu::DeviceRows rows = to_rows(packed_sequence, "packed_sequence");
-  const gpu::DevicePack d = gpu::build_pack(rows, layout, o, marks,
-                                            prepared_metadata ? prepared_metadata->impl()->device : nullptr);
+  const gpu::DevicePack d =
+      gpu::build_pack(rows, layout, o, marks, prepared_metadata ? prepared_metadata->impl()->device : nullptr);
   return from_device_pack(d, packed_sequence);
 }
 
@@ -294,7 +297,8 @@ std::tuple<at::Tensor, at::Tensor> get_full_only_seq(const SequencePack& pack) {
 std::tuple<at::Tensor, at::Tensor, std::int64_t> get_causal_seq_padded(const SequencePack& pack) {
   const ref::Metadata& m = device_meta(pack).summary;
   if (pack.pad_segment) {
-    return {pack.causal_seq, vector_tensor(pack.pad_segment->causal_seq_offsets, at::kInt), pack.pad_segment->max_causal_len};
+    return {pack.causal_seq, vector_tensor(pack.pad_segment->causal_seq_offsets, at::kInt),
+            pack.pad_segment->max_causal_len};
   }
   return {pack.causal_seq, vector_tensor(m.causal_seq_offsets, at::kInt), m.max_causal_len};
 }

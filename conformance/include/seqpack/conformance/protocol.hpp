@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <iosfwd>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "seqpack/conformance/case.hpp"

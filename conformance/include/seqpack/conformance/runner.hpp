@@ -12,19 +12,19 @@
 namespace seqpack::conformance {
 
 struct ConformOptions {
-  std::string port;                       ///< command line of the port
+  std::string port;  ///< command line of the port
   conformance::Profile profile = conformance::Profile::packer;
-  std::int64_t cases = 1000;              ///< random cases (0: vectors only)
-  double time_s = 0;                      ///< stop random cases after this long (0: no limit)
+  std::int64_t cases = 1000;  ///< random cases (0: vectors only)
+  double time_s = 0;          ///< stop random cases after this long (0: no limit)
   std::uint64_t seed = 1;
-  std::string vectors_dir;                ///< replay *.jsonl golden vectors first
-  std::string known_failures;             ///< file of expected-to-fail categories / vector ids
-  std::string save_failures;              ///< directory for minimal failing case files
-  std::string report;                     ///< JSON summary file
-  double timeout_s = 10;                  ///< per answer
-  bool progress = false;                  ///< progress line on stderr
-  int shrink_budget = 400;                ///< port calls spent shrinking each failure
-  bool offer_runs = true;                 ///< offer the runs encoding at hello
+  std::string vectors_dir;     ///< replay *.jsonl golden vectors first
+  std::string known_failures;  ///< file of expected-to-fail categories / vector ids
+  std::string save_failures;   ///< directory for minimal failing case files
+  std::string report;          ///< JSON summary file
+  double timeout_s = 10;       ///< per answer
+  bool progress = false;       ///< progress line on stderr
+  int shrink_budget = 400;     ///< port calls spent shrinking each failure
+  bool offer_runs = true;      ///< offer the runs encoding at hello
 };
 
 /// Runs the conformance check. Returns 0 when every failure is listed as

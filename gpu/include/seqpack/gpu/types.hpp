@@ -5,8 +5,6 @@
 // several backends can live in one program.
 #pragma once
 
-#include <thrust/device_vector.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include <thrust/copy.h>
+#include <thrust/device_vector.h>
 #ifndef SEQPACK_GPU_CUDA
 #include <thrust/system/cpp/execution_policy.h>
 #endif

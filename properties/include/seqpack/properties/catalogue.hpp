@@ -46,11 +46,11 @@ class Subject {
 };
 
 struct Property {
-  std::string name;    ///< e.g. "pad_segment.non_empty"
-  std::string guards;  ///< the spec sentence or line it guards
-  bool valid_only;     ///< runs on valid cases only (others are skipped)
+  std::string name;                           ///< e.g. "pad_segment.non_empty"
+  std::string guards;                         ///< the spec sentence or line it guards
+  bool valid_only;                            ///< runs on valid cases only (others are skipped)
   std::function<void(const Subject&)> check;  ///< throws Violation when the property fails
-  bool sweeps_ranks = false;  ///< visits every CP rank: O(world x rows), not O(rows)
+  bool sweeps_ranks = false;                  ///< visits every CP rank: O(world x rows), not O(rows)
 };
 
 /// Which properties check_all runs.

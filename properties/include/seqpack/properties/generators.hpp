@@ -1,11 +1,11 @@
 // RapidCheck generators for cases.
 #pragma once
 
-#include <rapidcheck.h>
-
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include <rapidcheck.h>
 
 #include "seqpack/properties/case.hpp"
 

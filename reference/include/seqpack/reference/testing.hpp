@@ -19,14 +19,20 @@ inline void plant_special_value(std::byte* row, std::size_t width, std::size_t r
   const std::uint16_t nan16 = 0x7e01, neg_zero16 = 0x8000;
   switch (r % period) {
     case 0:
-      if (width >= 8) std::memcpy(row, &nan64, 8);
-      else if (width >= 4) std::memcpy(row, &nan32, 4);
-      else if (width >= 2) std::memcpy(row, &nan16, 2);
+      if (width >= 8)
+        std::memcpy(row, &nan64, 8);
+      else if (width >= 4)
+        std::memcpy(row, &nan32, 4);
+      else if (width >= 2)
+        std::memcpy(row, &nan16, 2);
       break;
     case 1:
-      if (width >= 8) std::memcpy(row, &neg_zero64, 8);
-      else if (width >= 4) std::memcpy(row, &neg_zero32, 4);
-      else if (width >= 2) std::memcpy(row, &neg_zero16, 2);
+      if (width >= 8)
+        std::memcpy(row, &neg_zero64, 8);
+      else if (width >= 4)
+        std::memcpy(row, &neg_zero32, 4);
+      else if (width >= 2)
+        std::memcpy(row, &neg_zero16, 2);
       break;
     case 2:
       if (width >= 4) std::memcpy(row, &snan32, 4);

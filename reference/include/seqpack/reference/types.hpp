@@ -35,11 +35,11 @@ std::vector<std::int64_t> packer_und_tokens(const Layout& layout);
 
 /// Options of a build, with the original's defaults.
 struct Options {
-  std::int64_t cp_world_size = 1;         ///< context-parallel world size, >= 1
-  bool pad_for_cuda_graphs = false;       ///< bucket lengths and pad to the high-water marks
-  bool is_image_batch = false;            ///< which pair of marks a CUDA-graph build uses
-  std::int64_t full_seq_alignment = 1;    ///< full stream length is a multiple of this, >= 1
-  std::int64_t causal_seq_alignment = 1;  ///< causal stream length is a multiple of this, >= 1
+  std::int64_t cp_world_size = 1;             ///< context-parallel world size, >= 1
+  bool pad_for_cuda_graphs = false;           ///< bucket lengths and pad to the high-water marks
+  bool is_image_batch = false;                ///< which pair of marks a CUDA-graph build uses
+  std::int64_t full_seq_alignment = 1;        ///< full stream length is a multiple of this, >= 1
+  std::int64_t causal_seq_alignment = 1;      ///< causal stream length is a multiple of this, >= 1
   bool pad_segment_only_when_padded = false;  ///< keep the pad segment only if padding happens anyway
 };
 
@@ -53,8 +53,8 @@ struct GraphMarks {
   std::int64_t video_full = 0;
 
   friend bool operator==(const GraphMarks& a, const GraphMarks& b) {
-    return a.image_causal == b.image_causal && a.image_full == b.image_full &&
-           a.video_causal == b.video_causal && a.video_full == b.video_full;
+    return a.image_causal == b.image_causal && a.image_full == b.image_full && a.video_causal == b.video_causal &&
+           a.video_full == b.video_full;
   }
   friend bool operator!=(const GraphMarks& a, const GraphMarks& b) { return !(a == b); }
 };
@@ -95,16 +95,16 @@ struct Metadata {
   std::vector<std::int64_t> split_lens;
   std::vector<AttnMode> attn_modes;
 
-  std::vector<std::int32_t> sample_offsets;          ///< [num_samples + 1], cumulative sample lengths
-  std::int32_t max_sample_len = 0;                   ///< longest sample
-  std::int32_t max_causal_len = 0;                   ///< longest causal split, 0 if none
-  std::int32_t max_full_len = 0;                     ///< longest full split, 0 if none
-  std::vector<std::int32_t> causal_indices;          ///< [num_causal_tokens], packed position of each causal row
-  std::vector<std::int32_t> full_indices;            ///< [num_full_tokens], packed position of each full row
-  std::vector<std::int32_t> causal_seq_offsets;      ///< [num_causal_splits + 1]
-  std::vector<std::int32_t> full_only_seq_offsets;   ///< [num_full_splits + 1]
-  std::vector<std::int64_t> causal_sample_ids;       ///< [num_causal_tokens], unpadded
-  std::vector<std::int64_t> full_only_sample_ids;    ///< [num_full_tokens], unpadded
+  std::vector<std::int32_t> sample_offsets;         ///< [num_samples + 1], cumulative sample lengths
+  std::int32_t max_sample_len = 0;                  ///< longest sample
+  std::int32_t max_causal_len = 0;                  ///< longest causal split, 0 if none
+  std::int32_t max_full_len = 0;                    ///< longest full split, 0 if none
+  std::vector<std::int32_t> causal_indices;         ///< [num_causal_tokens], packed position of each causal row
+  std::vector<std::int32_t> full_indices;           ///< [num_full_tokens], packed position of each full row
+  std::vector<std::int32_t> causal_seq_offsets;     ///< [num_causal_splits + 1]
+  std::vector<std::int32_t> full_only_seq_offsets;  ///< [num_full_splits + 1]
+  std::vector<std::int64_t> causal_sample_ids;      ///< [num_causal_tokens], unpadded
+  std::vector<std::int64_t> full_only_sample_ids;   ///< [num_full_tokens], unpadded
   std::int64_t num_causal_tokens = 0;
   std::int64_t num_full_tokens = 0;
 
@@ -119,11 +119,11 @@ struct Metadata {
 /// appended, and the interleaved stream's sample offsets with both padded
 /// lengths appended. Present as a whole or not at all.
 struct PadSegment {
-  std::vector<std::int32_t> causal_seq_offsets;     ///< [num_causal_splits + 2]
+  std::vector<std::int32_t> causal_seq_offsets;  ///< [num_causal_splits + 2]
   std::int32_t max_causal_len = 0;
   std::vector<std::int32_t> full_only_seq_offsets;  ///< [num_full_splits + 2]
   std::int32_t max_full_len = 0;
-  std::vector<std::int32_t> sample_offsets;         ///< [num_samples + 2]
+  std::vector<std::int32_t> sample_offsets;  ///< [num_samples + 2]
   std::int32_t max_sample_len = 0;
 
   friend bool operator==(const PadSegment& a, const PadSegment& b) {
@@ -138,10 +138,10 @@ struct PadSegment {
 /// holds one rank's contiguous slice of each stream and of each sample-id
 /// vector, plus its local real-row counts; offsets stay global.
 struct Pack {
-  std::shared_ptr<const Metadata> meta;        ///< never null in a built pack
-  std::int64_t max_num_tokens = 0;             ///< sum(sample_lens)
-  Rows causal_seq;                             ///< [padded causal rows]
-  Rows full_only_seq;                          ///< [padded full rows]
+  std::shared_ptr<const Metadata> meta;            ///< never null in a built pack
+  std::int64_t max_num_tokens = 0;                 ///< sum(sample_lens)
+  Rows causal_seq;                                 ///< [padded causal rows]
+  Rows full_only_seq;                              ///< [padded full rows]
   std::vector<std::int64_t> causal_sample_ids;     ///< one per causal_seq row; padding = num_samples
   std::vector<std::int64_t> full_only_sample_ids;  ///< one per full_only_seq row; padding = num_samples
   std::optional<PadSegment> pad_segment;
@@ -166,7 +166,7 @@ void copy_pack_scalars(const From& from, To& to) {
 /// Position ids: 1-D `[len]` (RoPE) or 2-D `[axes, len]` (3 axes for mRoPE),
 /// row-major, int64.
 struct PositionIds {
-  bool two_dimensional = false;    ///< false: shape [len] (axes must be 1)
+  bool two_dimensional = false;  ///< false: shape [len] (axes must be 1)
   std::size_t axes = 1;
   std::size_t len = 0;
   std::vector<std::int64_t> values;  ///< axes * len values

@@ -13,8 +13,6 @@
 // wrong dtype, device, rank or length.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,6 +20,8 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include <ATen/core/Tensor.h>
 
 #include "seqpack/reference/types.hpp"
 
@@ -108,14 +108,11 @@ SequencePackMetadata prepare_sequence_pack_metadata(const std::vector<std::int64
 /// Builds a pack from `packed_sequence` ([sum(sample_lens), ...]). Generation
 /// indexes are accepted and ignored, as in the original. `marks` is read and,
 /// under pad_for_cuda_graphs, grown (left as it was when the build fails).
-SequencePack sequence_pack_from_packed_sequence(const at::Tensor& packed_sequence,
-                                                const std::vector<std::string>& attn_modes,
-                                                const std::vector<std::int64_t>& split_lens,
-                                                const std::vector<std::int64_t>& sample_lens,
-                                                const at::Tensor& packed_und_token_indexes,
-                                                const at::Tensor& packed_gen_token_indexes, GraphMarks& marks,
-                                                const BuildOptions& options = {},
-                                                const std::optional<SequencePackMetadata>& prepared_metadata = {});
+SequencePack sequence_pack_from_packed_sequence(
+    const at::Tensor& packed_sequence, const std::vector<std::string>& attn_modes,
+    const std::vector<std::int64_t>& split_lens, const std::vector<std::int64_t>& sample_lens,
+    const at::Tensor& packed_und_token_indexes, const at::Tensor& packed_gen_token_indexes, GraphMarks& marks,
+    const BuildOptions& options = {}, const std::optional<SequencePackMetadata>& prepared_metadata = {});
 
 at::Tensor get_und_seq(const SequencePack& pack);
 at::Tensor get_gen_seq(const SequencePack& pack);
