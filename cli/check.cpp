@@ -96,7 +96,7 @@ int run_check(std::ostream& out, const CheckOptions& options) {
   if (!options.only.empty()) return failed;
   // Conformance of every port the build has, both profiles, golden vectors first.
   const Paths paths = find_paths(options.self);
-  std::vector<Port> ports = {{"reference oracle", "'" + options.self + "' oracle"}};
+  std::vector<Port> ports = {{"reference oracle", shell_quoted(options.self) + " oracle"}};
   ports.insert(ports.end(), paths.ports.begin(), paths.ports.end());
   if (paths.vectors_dir.empty()) out << "\nno golden vectors found (" << paths.source << "): random cases only\n";
   for (const auto& port : ports) {

@@ -21,8 +21,6 @@ constexpr Known kPorts[] = {{"gpu_port_cpp", "gpu implementation, thrust cpp bac
                             {"gpu_port_omp", "gpu implementation, thrust omp backend"},
                             {"torch_port", "LibTorch binding, CPU tensors"}};
 
-std::string shell_quoted(const std::string& path) { return "'" + path + "'"; }
-
 const char* name_of(const std::string& file) {
   for (const Known& k : kPorts) {
     if (file == k.file) return k.name;
@@ -31,6 +29,12 @@ const char* name_of(const std::string& file) {
 }
 
 }  // namespace
+
+std::string shell_quoted(const std::string& word) {
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 Paths find_paths(const std::string& self) {
   Paths paths;

@@ -18,6 +18,9 @@ struct Paths {
   std::string source;       ///< where the paths came from, for messages
 };
 
+/// `word` as one word of a /bin/sh command line (single quotes, each ' as '\'').
+std::string shell_quoted(const std::string& word);
+
 /// In a build tree, `seqpack.paths` next to the executable (CMake writes it)
 /// lists the ports and the vectors. In an install, they are found from the
 /// executable's directory at the relative paths of the install layout
