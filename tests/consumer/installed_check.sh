@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The installed command line (CTest label package): installs BUILD to a fresh
-# prefix and runs the prefix's `seqpack check`, which must find the installed
+# The installed package (CTest label package): installs BUILD to a fresh
+# prefix, builds tests/consumer/components against it (every component but
+# the reference, which run.sh covers), and runs the prefix's `seqpack check`, which must find the installed
 # ports and golden vectors from its own location, with the build tree moved
 # out of its sight (no seqpack.paths next to the installed executable).
 #   tests/consumer/installed_check.sh BUILD WORK
@@ -10,6 +11,15 @@ work=$2
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+
+# Every other component, from a project outside the build (reference alone:
+# run.sh).
+here=$(cd "$(dirname "$0")" && pwd)
+cmake -S "$here/components" -B "$work/components" -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/components.log"
+cmake --build "$work/components" -j2 >> "$work/components.log" || { tail -30 "$work/components.log"; exit 1; }
+"$work/components/components_cpp"
+"$work/components/components_omp"
+if [[ -x "$work/components/components_torch" ]]; then "$work/components/components_torch"; fi
 test ! -e "$work/prefix/bin/seqpack.paths"
 "$work/prefix/bin/seqpack" check --cases 50 > "$work/check.log" 2>&1 || { tail -40 "$work/check.log"; exit 1; }
 grep -E "^conformance: " "$work/check.log"
