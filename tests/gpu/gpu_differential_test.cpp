@@ -48,6 +48,12 @@ std::string refusal(const std::function<void()>& call) {
   return {};
 }
 
+// Both streams, byte for byte.
+void expect_same_streams(const ref::Pack& r, const gpu::DevicePack& g) {
+  RC_ASSERT(gpu::to_host(g.causal_seq) == r.causal_seq);
+  RC_ASSERT(gpu::to_host(g.full_only_seq) == r.full_only_seq);
+}
+
 void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
   const ref::Metadata& m = *r.meta;
   const ref::Metadata& s = g.meta->summary;
@@ -64,8 +70,7 @@ void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
   RC_ASSERT(s.num_causal_tokens == m.num_causal_tokens);
   RC_ASSERT(s.num_full_tokens == m.num_full_tokens);
   RC_ASSERT(g.max_num_tokens == r.max_num_tokens);
-  RC_ASSERT(gpu::to_host(g.causal_seq) == r.causal_seq);
-  RC_ASSERT(gpu::to_host(g.full_only_seq) == r.full_only_seq);
+  expect_same_streams(r, g);
   RC_ASSERT(gpu::to_host_vector(g.causal_sample_ids) == r.causal_sample_ids);
   RC_ASSERT(gpu::to_host_vector(g.full_only_sample_ids) == r.full_only_sample_ids);
   RC_ASSERT(g.pad_segment == r.pad_segment);
@@ -346,18 +351,15 @@ RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
   const ref::Rows value = sp::case_rows(other);
   ref::set_all_seq(r, value);
   gpu::set_all_seq(g, gpu::to_device(value));
-  RC_ASSERT(gpu::to_host(g.causal_seq) == r.causal_seq);
-  RC_ASSERT(gpu::to_host(g.full_only_seq) == r.full_only_seq);
+  expect_same_streams(r, g);
   poison();
   const ref::Pack rz = ref::zeros_like(r, 3);
   const gpu::DevicePack gz = gpu::zeros_like(g, 3);
-  RC_ASSERT(gpu::to_host(gz.causal_seq) == rz.causal_seq);
-  RC_ASSERT(gpu::to_host(gz.full_only_seq) == rz.full_only_seq);
+  expect_same_streams(rz, gz);
   poison();
   const ref::Pack rf = ref::from_all_seq(value, r);
   const gpu::DevicePack gf = gpu::from_all_seq(gpu::to_device(value), g);
-  RC_ASSERT(gpu::to_host(gf.causal_seq) == rf.causal_seq);
-  RC_ASSERT(gpu::to_host(gf.full_only_seq) == rf.full_only_seq);
+  expect_same_streams(rf, gf);
 }
 
 RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
@@ -390,8 +392,7 @@ RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
   poison();
   const gpu::DevicePack g0 = gpu::from_all_seq(gpu::to_device(joined), shards[0]);
   const ref::Pack rf0 = ref::from_all_seq(joined, r0);
-  RC_ASSERT(gpu::to_host(g0.causal_seq) == rf0.causal_seq);
-  RC_ASSERT(gpu::to_host(g0.full_only_seq) == rf0.full_only_seq);
+  expect_same_streams(rf0, g0);
 }
 
 RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
