@@ -393,6 +393,7 @@ void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
       w.key("all_seq").str(class_of([&] { local->all_seq(); }));
       w.key("all_seq_padded").str(class_of([&] { local->all_seq_padded(); }));
       w.key("position_ids").str(class_of([&] { local->und_position_ids(ids); }));
+      w.key("gen_position_ids").str(class_of([&] { local->gen_position_ids(ids); }));
       w.key("causal_padded").str(class_of([&] { local->causal_padded(); }));
       w.key("full_only_padded").str(class_of([&] { local->full_only_padded(); }));
       w.close().close();

@@ -106,6 +106,18 @@ TEST(Views, SettersCheckTheirArguments) {
                "has 3 rows, the packed sequence has 13");
 }
 
+// The setters replace the streams with what they are given (a setter that
+// checks the size and writes nothing fails here).
+TEST(Views, UndAndGenSettersReplaceTheStreams) {
+  ref::Pack pack = build(kTwoPairs);
+  const ref::Rows und = random_rows(pack.causal_seq.rows(), 4, 11), gen = random_rows(pack.full_only_seq.rows(), 4, 12);
+  ref::set_und_seq(pack, und);
+  ref::set_gen_seq(pack, gen);
+  EXPECT_EQ(ref::get_und_seq(pack), und);
+  EXPECT_EQ(ref::get_gen_seq(pack), gen);
+  EXPECT_NE(ref::get_und_seq(pack), build(kTwoPairs).causal_seq);
+}
+
 TEST(Views, UndAndGenGettersReturnTheStreams) {
   const ref::Pack pack = build(kTwoPairs);
   EXPECT_EQ(row_ids(ref::get_und_seq(pack)), (I64{0, 1, 2, 7, 8, -1}));
