@@ -472,7 +472,21 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, const con
     conformance::Case other = c;
     other.layout.sample_lens.push_back(0);
     m = c.marks;
-    w.key("mismatching").str(class_of([&] { impl.build_prepared(rows, other, m, c.layout); })).close();
+    w.key("mismatching").str(class_of([&] { impl.build_prepared(rows, other, m, c.layout); }));
+    // The same rows split differently: the first split of 2+ rows cut in two.
+    const auto& splits = c.layout.split_lens;
+    const auto cut = std::find_if(splits.begin(), splits.end(), [](std::int64_t n) { return n >= 2; });
+    if (cut != splits.end()) {
+      other = c;
+      const auto at = cut - splits.begin();
+      other.layout.split_lens[static_cast<std::size_t>(at)] = 1;
+      other.layout.split_lens.insert(other.layout.split_lens.begin() + at + 1, *cut - 1);
+      other.layout.attn_modes.insert(other.layout.attn_modes.begin() + at + 1,
+                                     c.layout.attn_modes[static_cast<std::size_t>(at)]);
+      m = c.marks;
+      w.key("mismatching_splits").str(class_of([&] { impl.build_prepared(rows, other, m, c.layout); }));
+    }
+    w.close();
   }
   if (wants(views, "payload") &&
       static_cast<std::int64_t>(p.causal_seq.rows() + p.full_only_seq.rows()) <= kMaxPayloadRows) {

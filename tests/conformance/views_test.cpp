@@ -21,22 +21,23 @@ using nlohmann::json;
 
 enum class Fault {
   none,
-  gen_ids_from_causal,     // get_gen_position_ids gathers with the causal indices
-  und_seq_is_gen,          // get_und_seq returns the full stream
-  set_und_ignored,         // set_und_seq keeps the old stream
-  set_all_writes_padding,  // set_all_seq zeroes the padding rows
-  from_all_seq_source,     // from_all_seq returns the source's own streams
-  und_gen_ignored,         // from_und_gen_splits returns the source's streams
-  zeros_not_zero,          // zeros_like keeps the rows
-  zeros_shape_ignored,     // zeros_like ignores the shape
-  padded_on_shard,         // the padded getters accept a sharded pack
-  local_counts_global,     // a shard reports the batch-wide real counts
-  shard_sample_ids,        // a shard's sample ids are off by one
-  prepared_ignores_lens,   // prepared metadata matches on split lengths and modes only
-  payload_canonical_nan,   // NaN payloads are canonicalised
-  payload_float32,         // rows go through float32
-  marks_reset,             // a session's marks restart from zero each call
-  error_raises_marks,      // a failed build keeps the marks it raised
+  gen_ids_from_causal,      // get_gen_position_ids gathers with the causal indices
+  und_seq_is_gen,           // get_und_seq returns the full stream
+  set_und_ignored,          // set_und_seq keeps the old stream
+  set_all_writes_padding,   // set_all_seq zeroes the padding rows
+  from_all_seq_source,      // from_all_seq returns the source's own streams
+  und_gen_ignored,          // from_und_gen_splits returns the source's streams
+  zeros_not_zero,           // zeros_like keeps the rows
+  zeros_shape_ignored,      // zeros_like ignores the shape
+  padded_on_shard,          // the padded getters accept a sharded pack
+  local_counts_global,      // a shard reports the batch-wide real counts
+  shard_sample_ids,         // a shard's sample ids are off by one
+  prepared_ignores_lens,    // prepared metadata matches on split lengths and modes only
+  prepared_ignores_splits,  // prepared metadata matches on sample lengths only
+  payload_canonical_nan,    // NaN payloads are canonicalised
+  payload_float32,          // rows go through float32
+  marks_reset,              // a session's marks restart from zero each call
+  error_raises_marks,       // a failed build keeps the marks it raised
 };
 
 class FaultyBuilt : public sc::Built {
@@ -130,6 +131,12 @@ class FaultyImplementation : public sc::Implementation {
                                             const ref::Layout& from) const override {
     auto meta = std::make_shared<ref::Metadata>(ref::prepare_metadata(from));
     if (f_ == Fault::prepared_ignores_lens) meta->sample_lens = c.layout.sample_lens;
+    if (f_ == Fault::prepared_ignores_splits) {
+      meta->split_lens = c.layout.split_lens;
+      meta->attn_modes.clear();
+      for (const auto& mode : c.layout.attn_modes)
+        meta->attn_modes.push_back(mode == "causal" ? ref::AttnMode::causal : ref::AttnMode::full);
+    }
     return std::make_unique<FaultyBuilt>(ref::build_pack(rows, c.layout, c.options, marks, meta), f_);
   }
   std::vector<std::string> views() const override { return sc::oracle_views(); }
@@ -188,7 +195,8 @@ TEST(Views, EachViewConvictsItsFault) {
       {Fault::padded_on_shard, "views.cp_local[0].shards[0].refused.causal_padded"},
       {Fault::local_counts_global, "views.cp_shards"},
       {Fault::shard_sample_ids, "views.cp_local[0].shards[0].causal_sample_ids"},
-      {Fault::prepared_ignores_lens, "views.metadata_reuse.mismatching"},
+      {Fault::prepared_ignores_lens, "views.metadata_reuse.mismatching:"},
+      {Fault::prepared_ignores_splits, "views.metadata_reuse.mismatching_splits"},
       {Fault::payload_canonical_nan, "views.payload"},
       {Fault::payload_float32, "views.payload"},
   };
