@@ -2,6 +2,7 @@
 // diff, shrinking, known-failure, crash and hang handling against wrong ports.
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -220,6 +221,43 @@ TEST(Runner, GoldenVectorsReplayAgainstTheReference) {
     sessions += !v.steps.empty();
   }
   EXPECT_GE(sessions, 5);
+}
+
+TEST(Runner, GoldenVectorsOfAPlantedClassGiveIt) {
+  // Error vectors name their class (and fault, for known-failure lists):
+  // several faults at once give the first class in PROTOCOL.md's order.
+  int planted = 0;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (v.c.expect_error.empty()) continue;
+    const json r = json::parse(v.expect);
+    EXPECT_EQ(r["ok"], false) << v.id;
+    EXPECT_EQ(r.value("error", ""), v.c.expect_error) << v.id;
+    ++planted;
+  }
+  EXPECT_GE(planted, 20);
+}
+
+TEST(Runner, GoldenVectorsHoldBucketEdgesOfOddAlignments) {
+  // Every tier boundary, on and one off, under graphs with lcm(alignment, cp)
+  // not a power of two; streams past 8192 and 16384 rows (the 1024 and 2048
+  // tiers); multiples of the effective alignment with cp > 1.
+  std::set<std::string> tags;
+  bool tier_1024 = false, tier_2048 = false;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (!v.c.expect_error.empty()) continue;
+    for (const auto& t : seqpack::properties::classify(v.c)) tags.insert(t);
+    const auto [causal, full] = seqpack::properties::stream_needs(v.c);
+    const std::int64_t longest = std::max(causal, full);
+    tier_1024 = tier_1024 || (v.c.options.pad_for_cuda_graphs && longest > 8192 && longest <= 16384);
+    tier_2048 = tier_2048 || (v.c.options.pad_for_cuda_graphs && longest > 16384);
+  }
+  for (const char* t : {"bucket_edge:2048", "bucket_edge:4096", "bucket_edge:8192", "bucket_edge:16384",
+                        "bucket_edge:on", "bucket_edge:below", "bucket_edge:above", "bucket_edge:non_pow2_alignment",
+                        "alignment_multiple:cp>1:on", "layout:pairing_violated"}) {
+    EXPECT_TRUE(tags.count(t)) << "no golden vector of class " << t;
+  }
+  EXPECT_TRUE(tier_1024);
+  EXPECT_TRUE(tier_2048);
 }
 
 }  // namespace
