@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/properties/spec.hpp"
 
 namespace seqpack::conformance {
 namespace {
@@ -58,9 +60,56 @@ std::vector<std::int64_t> causal_tokens(const sp::Case& c) {
   return out;
 }
 
-// Smaller variants of a case, most promising first: fewer samples, shorter
-// splits, then plainer options. Layout edits only apply to well-formed
-// layouts whose und indexes are the causal tokens (they are recomputed).
+// The edges of the padding arithmetic that a case's streams sit on or next
+// to, which shrinking keeps: a tier boundary or a step of the bucket (graphs),
+// or a multiple of the effective alignment lcm(alignment, cp) of at least 4
+// (below that every length is next to one).
+struct StreamEdge {
+  bool full;
+  std::int64_t need;  // the stream's rows plus the pad segment's reserved row
+  sp::SpecEdge edge;
+};
+
+std::vector<StreamEdge> edges_of(const sp::Case& c) {
+  std::vector<StreamEdge> out;
+  const auto [causal, full] = sp::stream_needs(c);
+  const auto& o = c.options;
+  for (const auto& [is_full, need, a] :
+       {std::tuple{false, causal, o.causal_seq_alignment}, std::tuple{true, full, o.full_seq_alignment}}) {
+    for (const sp::SpecEdge& e : sp::spec_edges_near(need, a, o.cp_world_size, o.pad_for_cuda_graphs)) {
+      if (e.kind == sp::SpecEdge::Kind::alignment_multiple && e.step < 4) continue;
+      out.push_back({is_full, need, e});
+    }
+  }
+  return out;
+}
+
+// The smaller edges of the same kind, smallest first: every lower tier
+// boundary; for multiples of a step, the first multiple, half-way, and the
+// one below.
+std::vector<std::int64_t> smaller_edges(const sp::SpecEdge& e) {
+  std::vector<std::int64_t> out;
+  if (e.kind == sp::SpecEdge::Kind::tier) {
+    for (const std::int64_t t : sp::kSpecTierEdges) {
+      if (t < e.at) out.push_back(t);
+    }
+    return out;
+  }
+  const std::int64_t k = e.at / e.step;
+  for (const std::int64_t j : {std::int64_t{1}, k / 2, k - 1}) {
+    if (j >= 1 && j < k && (out.empty() || out.back() != j * e.step)) out.push_back(j * e.step);
+  }
+  return out;
+}
+
+// Smaller variants of a case, most promising first: plainer options, every
+// split emptied or halved, fewer samples, shorter splits. A case whose stream
+// sits on or next to an edge (edges_of) first tries variants that keep it
+// there: the samples merged (each stream's length kept), and the stream moved
+// to a smaller edge of the same kind at the same offset, so that a fault of
+// the edge shrinks to a few samples on the nearest edge that still shows it.
+// Layout edits only apply to well-formed layouts whose und indexes are the
+// causal tokens (they are recomputed).
 std::vector<sp::Case> smaller_cases(const sp::Case& c) {
   std::vector<sp::Case> out;
   const auto& L = c.layout;
@@ -70,16 +119,22 @@ std::vector<sp::Case> smaller_cases(const sp::Case& c) {
   const bool tracks_rows = c.rows == sum;
   // Which splits belong to which sample (only when splits tile the samples).
   std::vector<std::pair<std::size_t, std::size_t>> owned;  // [first split, end split) per sample
+  bool same_modes = false;                                 // every sample has the same modes, in order
   if (consistent && !L.sample_lens.empty()) {
     // The packer's shape first: the same number of splits per sample.
     const std::size_t per = L.split_lens.size() / L.sample_lens.size();
     bool uniform = per > 0 && per * L.sample_lens.size() == L.split_lens.size();
+    same_modes = uniform;
     for (std::size_t s = 0; uniform && s < L.sample_lens.size(); ++s) {
       std::int64_t acc = 0;
-      for (std::size_t j = s * per; j < (s + 1) * per; ++j) acc += L.split_lens[j];
+      for (std::size_t j = s * per; j < (s + 1) * per; ++j) {
+        acc += L.split_lens[j];
+        same_modes = same_modes && L.attn_modes[j] == L.attn_modes[j - s * per];
+      }
       uniform = acc == L.sample_lens[s];
       owned.emplace_back(s * per, (s + 1) * per);
     }
+    same_modes = same_modes && uniform;
     if (!uniform) {
       owned.clear();
       std::size_t j = 0;
@@ -107,6 +162,58 @@ std::vector<sp::Case> smaller_cases(const sp::Case& c) {
     edit(k);
     if (sp::to_json(k) != sp::to_json(c)) out.push_back(std::move(k));
   };
+
+  // On an edge: keep each stream's length while the samples merge, then move
+  // the stream to smaller edges.
+  const std::vector<StreamEdge> edges = owned.empty() ? std::vector<StreamEdge>{} : edges_of(c);
+  if (!edges.empty()) {
+    // Into `keep` samples: sample s is added to sample s % keep, split for
+    // split (every sample has the same modes). All into one, then into half.
+    const auto fold = [&](std::size_t keep) {
+      sp::Case k = c;
+      const std::size_t per = owned[0].second - owned[0].first;
+      for (std::size_t s = keep; s < L.sample_lens.size(); ++s) {
+        k.layout.sample_lens[s % keep] += L.sample_lens[s];
+        for (std::size_t j = 0; j < per; ++j) k.layout.split_lens[(s % keep) * per + j] += L.split_lens[s * per + j];
+      }
+      k.layout.sample_lens.resize(keep);
+      k.layout.split_lens.resize(keep * per);
+      k.layout.attn_modes.resize(keep * per);
+      finish(k);
+    };
+    if (same_modes && L.sample_lens.size() >= 2) fold(1);
+    if (same_modes && L.sample_lens.size() >= 3) fold((L.sample_lens.size() + 1) / 2);
+    // Fewer rows on the edge's stream, taken from its last splits.
+    const auto drop_rows = [&](bool full, std::int64_t rows) {
+      sp::Case k = c;
+      for (std::size_t s = owned.size(); s-- > 0 && rows > 0;) {
+        for (std::size_t j = owned[s].second; j-- > owned[s].first && rows > 0;) {
+          if ((k.layout.attn_modes[j] == "full") != full) continue;
+          const std::int64_t take = std::min(rows, k.layout.split_lens[j]);
+          k.layout.split_lens[j] -= take;
+          k.layout.sample_lens[s] -= take;
+          rows -= take;
+        }
+      }
+      if (rows == 0) finish(k);
+    };
+    for (const StreamEdge& se : edges) {
+      for (const std::int64_t smaller : smaller_edges(se.edge)) drop_rows(se.full, se.edge.at - smaller);
+    }
+    // The other stream, or both, emptied while the edge stays.
+    for (const bool full : {false, true}) {
+      sp::Case k = c;
+      for (std::size_t s = 0; s < owned.size(); ++s) {
+        for (std::size_t j = owned[s].first; j < owned[s].second; ++j) {
+          if ((L.attn_modes[j] == "full") != full) continue;
+          k.layout.sample_lens[s] -= k.layout.split_lens[j];
+          k.layout.split_lens[j] = 0;
+        }
+      }
+      if (k.layout.split_lens != L.split_lens) finish(k);
+    }
+  }
+
   option([](sp::Case& k) { k.options.cp_world_size = 1; });
   option([](sp::Case& k) { k.options.full_seq_alignment = 1; });
   option([](sp::Case& k) { k.options.causal_seq_alignment = 1; });

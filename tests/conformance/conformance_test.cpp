@@ -2,6 +2,7 @@
 // diff, shrinking, known-failure, crash and hang handling against wrong ports.
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
+#include "seqpack/properties/generators.hpp"
 
 namespace {
 
@@ -101,12 +103,12 @@ struct RunResult {
 };
 
 RunResult conform(const std::string& port, sc::Profile profile, std::int64_t cases, const std::string& known = "",
-                  const std::string& save = "", double timeout = 10) {
+                  const std::string& save = "", double timeout = 10, std::uint64_t seed = 7) {
   sc::ConformOptions o;
   o.port = port;
   o.profiles = {profile};
   o.cases = cases;
-  o.seed = 7;
+  o.seed = seed;
   o.known_failures = known;
   o.save_failures = save;
   o.timeout_s = timeout;
@@ -147,6 +149,36 @@ TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
   EXPECT_GT(saved, 0);
 }
 
+std::vector<sc::Case> saved_cases(const std::string& dir) {
+  std::vector<sc::Case> out;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(f.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    out.push_back(sc::case_from_json(text.str()));
+  }
+  return out;
+}
+
+TEST(Runner, ABucketFaultIsCaughtAtEverySeedAndShrinksOnItsEdge) {
+  // `n < 2048` for `n <= 2048` shows only on a stream that needs exactly 2048
+  // rows under graphs, with lcm(alignment, cp) of odd part 7 or 17+: the
+  // default budget finds it at any seed (boundary-directed cases), and each
+  // failure shrinks to a few samples still on 2048, not away from the edge.
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const std::string save = temp_dir("bucket" + std::to_string(seed));
+    const RunResult r = conform("'" BUCKET_FAULT_PORT "'", sc::Profile::packer, 1000, "", save, 10, seed);
+    EXPECT_EQ(r.rc, 1) << "seed " << seed << ": " << r.out;
+    const auto cases = saved_cases(save);
+    EXPECT_GT(cases.size(), 0u) << "seed " << seed;
+    for (const sc::Case& c : cases) {
+      const auto [causal, full] = seqpack::properties::stream_needs(c);
+      EXPECT_TRUE(c.options.pad_for_cuda_graphs && (causal == 2048 || full == 2048)) << sc::to_json(c);
+      EXPECT_LE(c.layout.sample_lens.size(), 2u) << sc::to_json(c);
+    }
+  }
+}
+
 TEST(Runner, KnownFailuresPassAndStaleOnesFail) {
   const std::string dir = temp_dir("known");
   std::ofstream(dir + "/valid.txt") << "# the wrong port's fault shows on valid cases\nvalid\n";
@@ -169,7 +201,8 @@ TEST(Runner, CrashingPortFailsTheCaseAndIsRestarted) {
 }
 
 TEST(Runner, HangingPortTimesOutAndIsRestarted) {
-  const RunResult r = conform("'" WRONG_PORT "' hang_cp 5", sc::Profile::packer, 120, "", "", 0.5);
+  // cp 11: a few of seed 7's 120 cases; every hang costs the timeout, in shrinking too.
+  const RunResult r = conform("'" WRONG_PORT "' hang_cp 11", sc::Profile::packer, 120, "", "", 0.5);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("hung"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("120 cases"), std::string::npos) << r.out;
@@ -188,6 +221,43 @@ TEST(Runner, GoldenVectorsReplayAgainstTheReference) {
     sessions += !v.steps.empty();
   }
   EXPECT_GE(sessions, 5);
+}
+
+TEST(Runner, GoldenVectorsOfAPlantedClassGiveIt) {
+  // Error vectors name their class (and fault, for known-failure lists):
+  // several faults at once give the first class in PROTOCOL.md's order.
+  int planted = 0;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (v.c.expect_error.empty()) continue;
+    const json r = json::parse(v.expect);
+    EXPECT_EQ(r["ok"], false) << v.id;
+    EXPECT_EQ(r.value("error", ""), v.c.expect_error) << v.id;
+    ++planted;
+  }
+  EXPECT_GE(planted, 20);
+}
+
+TEST(Runner, GoldenVectorsHoldBucketEdgesOfOddAlignments) {
+  // Every tier boundary, on and one off, under graphs with lcm(alignment, cp)
+  // not a power of two; streams past 8192 and 16384 rows (the 1024 and 2048
+  // tiers); multiples of the effective alignment with cp > 1.
+  std::set<std::string> tags;
+  bool tier_1024 = false, tier_2048 = false;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (!v.c.expect_error.empty()) continue;
+    for (const auto& t : seqpack::properties::classify(v.c)) tags.insert(t);
+    const auto [causal, full] = seqpack::properties::stream_needs(v.c);
+    const std::int64_t longest = std::max(causal, full);
+    tier_1024 = tier_1024 || (v.c.options.pad_for_cuda_graphs && longest > 8192 && longest <= 16384);
+    tier_2048 = tier_2048 || (v.c.options.pad_for_cuda_graphs && longest > 16384);
+  }
+  for (const char* t : {"bucket_edge:2048", "bucket_edge:4096", "bucket_edge:8192", "bucket_edge:16384",
+                        "bucket_edge:on", "bucket_edge:below", "bucket_edge:above", "bucket_edge:non_pow2_alignment",
+                        "alignment_multiple:cp>1:on", "layout:pairing_violated"}) {
+    EXPECT_TRUE(tags.count(t)) << "no golden vector of class " << t;
+  }
+  EXPECT_TRUE(tier_1024);
+  EXPECT_TRUE(tier_2048);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // distribution check. A failure prints RapidCheck's reproduce string and
 // writes the shrunk case to $SEQPACK_FAILURE_DIR/<property>.<profile>.json.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -73,12 +74,43 @@ void check_distribution(sp::Profile profile) {
   std::cout << "case mix (" << profile_name(profile) << "), cases per class:\n";
   for (const auto& [cls, n] : seen) std::cout << "  " << cls << ": " << n << "\n";
   for (const auto& cls : sp::required_classes(profile)) {
-    EXPECT_GT(seen[cls], 0) << "the " << profile_name(profile) << " generator never produced class " << cls;
+    EXPECT_GT(seen[cls.name], 0) << "the " << profile_name(profile) << " generator never produced class " << cls.name;
   }
 }
 
 TEST(Generators, PackerProfileReachesEveryEdgeClass) { check_distribution(sp::Profile::packer); }
 TEST(Generators, StrictProfileReachesEveryEdgeClass) { check_distribution(sp::Profile::strict); }
+
+// The default run of `seqpack conform` (1,000 cases; case i of seed S from
+// rc::Random(S * 0x9E3779B97F4A7C15 + i), as the runner draws them), at three
+// seeds: every required class holds at least its share of the cases, so a
+// class cannot fade out of the generator unseen. Deterministic.
+void check_shares(sp::Profile profile) {
+  constexpr int kCases = 1000;
+  const auto gen = sp::gen_case(profile);
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    std::map<std::string, int> seen;
+    for (int i = 0; i < kCases; ++i) {
+      const sp::Case c = gen(rc::Random(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)), 100).value();
+      for (const auto& tag : sp::classify(c)) seen[tag]++;
+    }
+    for (const auto& cls : sp::required_classes(profile)) {
+      const int least = std::max(1, static_cast<int>(std::ceil(cls.min_share * kCases)));
+      EXPECT_GE(seen[cls.name], least) << "seed " << seed << ": the " << profile_name(profile) << " profile gave class "
+                                       << cls.name << " " << seen[cls.name] << " of " << kCases
+                                       << " cases, below its share " << cls.min_share;
+    }
+    if (seed == 1) {
+      std::cout << "default run (" << profile_name(profile) << ", seed 1), cases per required class:\n";
+      for (const auto& cls : sp::required_classes(profile)) {
+        std::cout << "  " << cls.name << ": " << seen[cls.name] << " (least " << cls.min_share * kCases << ")\n";
+      }
+    }
+  }
+}
+
+TEST(Generators, PackerDefaultRunsHoldTheRequiredShares) { check_shares(sp::Profile::packer); }
+TEST(Generators, StrictDefaultRunsHoldTheRequiredShares) { check_shares(sp::Profile::strict); }
 
 TEST(Generators, CaseFilesRoundTrip) {
   const bool ok = rc::check("case JSON round trip", [] {
