@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     std::ofstream out(vectors_out);
     int n = 0;
     for (const auto& v : sc::make_vectors()) {
-      out << "{\"case\":" << sc::request_line(v.c, v.id) << ",\"expect\":" << v.expect << "}\n";
+      out << sc::vector_line(v) << "\n";
       ++n;
     }
     std::cout << "vectors: " << n << " cases written to " << vectors_out << "\n";

@@ -43,6 +43,14 @@ class Writer {
     raw(quoted.data(), quoted.size());
     return *this;
   }
+  /// A string that needs no escaping (base64, class names).
+  Writer& plain_str(const std::string& s) {
+    sep();
+    put('"');
+    raw(s.data(), s.size());
+    put('"');
+    return *this;
+  }
   Writer& num(std::int64_t v) {
     sep();
     reserve(24);
@@ -206,9 +214,41 @@ class ReferenceBuilt : public Built {
   explicit ReferenceBuilt(ref::Pack p) : pack_(std::move(p)) {}
   const ref::Pack& pack() const override { return pack_; }
   ref::AllSeqPadded all_seq_padded() const override { return ref::get_all_seq_padded(pack_); }
-  ref::Pack shard(std::int64_t rank, std::int64_t world) const override { return ref::shard_pack(pack_, rank, world); }
+  std::unique_ptr<Built> shard(std::int64_t rank, std::int64_t world) const override {
+    return wrap(ref::shard_pack(pack_, rank, world));
+  }
+  ref::Rows und_seq() const override { return ref::get_und_seq(pack_); }
+  ref::Rows gen_seq() const override { return ref::get_gen_seq(pack_); }
+  ref::Rows all_seq() const override { return ref::get_all_seq(pack_); }
+  PaddedStream causal_padded() const override { return padded(ref::get_causal_seq_padded(pack_)); }
+  PaddedStream full_only_padded() const override { return padded(ref::get_full_only_seq_padded(pack_)); }
+  bool has_pad_segment() const override { return ref::has_pad_segment(pack_); }
+  std::pair<std::int64_t, std::int64_t> num_real_tokens() const override { return ref::get_num_real_tokens(pack_); }
+  ref::PositionIds und_position_ids(const ref::PositionIds& ids) const override {
+    return ref::get_und_position_ids(ids, pack_);
+  }
+  ref::PositionIds gen_position_ids(const ref::PositionIds& ids) const override {
+    return ref::get_gen_position_ids(ids, pack_);
+  }
+  void set_und_seq(const ref::Rows& v) override { ref::set_und_seq(pack_, v); }
+  void set_gen_seq(const ref::Rows& v) override { ref::set_gen_seq(pack_, v); }
+  void set_all_seq(const ref::Rows& v) override { ref::set_all_seq(pack_, v); }
+  std::unique_ptr<Built> from_all_seq(const ref::Rows& packed) const override {
+    return wrap(ref::from_all_seq(packed, pack_));
+  }
+  std::unique_ptr<Built> from_mode_splits(const ref::Rows& c, const ref::Rows& f) const override {
+    return wrap(ref::from_mode_splits(c, f, pack_));
+  }
+  std::unique_ptr<Built> from_und_gen_splits(const ref::Rows& u, const ref::Rows& g) const override {
+    return wrap(ref::from_und_gen_splits(u, g, pack_));
+  }
+  std::unique_ptr<Built> zeros_like(std::optional<std::size_t> row_bytes) const override {
+    return wrap(ref::zeros_like(pack_, row_bytes));
+  }
 
  private:
+  static std::unique_ptr<Built> wrap(ref::Pack p) { return std::make_unique<ReferenceBuilt>(std::move(p)); }
+  static PaddedStream padded(const ref::PaddedStreamView& v) { return {v.seq, v.offsets, v.max_len}; }
   ref::Pack pack_;
 };
 
@@ -219,12 +259,249 @@ class ReferenceImplementation : public Implementation {
                                ref::GraphMarks& marks) const override {
     return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks));
   }
+  std::unique_ptr<Built> build_prepared(const ref::Rows& rows, const conformance::Case& c, ref::GraphMarks& marks,
+                                        const ref::Layout& prepared_from) const override {
+    auto meta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(prepared_from));
+    return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks, std::move(meta)));
+  }
+  std::vector<std::string> views() const override { return oracle_views(); }
 };
 
 std::atomic<std::int64_t> g_row_limit{kMaxOracleRows};
 
+// --- views (PROTOCOL.md, "Views") --------------------------------------------
+
+std::string base64(const std::byte* data, std::size_t n) {
+  static const char* const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out((n + 2) / 3 * 4, '=');
+  char* o = out.data();
+  const auto* in = reinterpret_cast<const unsigned char*>(data);
+  std::size_t i = 0;
+  for (; i + 3 <= n; i += 3, o += 4) {
+    const std::uint32_t v = (std::uint32_t{in[i]} << 16) | (std::uint32_t{in[i + 1]} << 8) | in[i + 2];
+    o[0] = digits[v >> 18];
+    o[1] = digits[(v >> 12) & 63];
+    o[2] = digits[(v >> 6) & 63];
+    o[3] = digits[v & 63];
+  }
+  if (i < n) {
+    std::uint32_t v = std::uint32_t{in[i]} << 16;
+    if (i + 1 < n) v |= std::uint32_t{in[i + 1]} << 8;
+    o[0] = digits[v >> 18];
+    o[1] = digits[(v >> 12) & 63];
+    if (i + 1 < n) o[2] = digits[(v >> 6) & 63];
+  }
+  return out;
+}
+std::string base64(const ref::Rows& rows) { return base64(rows.data(), rows.size_bytes()); }
+
+// The error class of `f()`, or "ok".
+template <typename F>
+std::string class_of(F&& f) {
+  try {
+    f();
+    return "ok";
+  } catch (const ref::Error& e) {
+    return ref::to_string(e.code());
+  }
+}
+
+ref::PositionIds position_ids(std::int64_t rows, bool three) {
+  ref::PositionIds ids;
+  ids.two_dimensional = three;
+  ids.axes = three ? 3 : 1;
+  ids.len = static_cast<std::size_t>(rows);
+  ids.values.resize(ids.axes * ids.len);
+  for (std::size_t a = 0; a < ids.axes; ++a) {
+    for (std::size_t t = 0; t < ids.len; ++t) {
+      ids.values[a * ids.len + t] =
+          static_cast<std::int64_t>(a) * (std::int64_t{1} << 26) + static_cast<std::int64_t>(t);
+    }
+  }
+  return ids;
+}
+
+void position_list(Writer& w, const ref::PositionIds& ids) {
+  if (!ids.two_dimensional) {
+    w.ints(ids.values);
+    return;
+  }
+  w.open_list();
+  for (std::size_t a = 0; a < ids.axes; ++a) {
+    const auto from = ids.values.begin() + static_cast<std::ptrdiff_t>(a * ids.len);
+    w.ints(std::vector<std::int64_t>(from, from + static_cast<std::ptrdiff_t>(ids.len)));
+  }
+  w.close_list();
+}
+
+// S(pack) of PROTOCOL.md: the streams, the real counts, and get_all_seq when unsharded.
+void summary(Writer& w, const Built& b) {
+  const ref::Pack& p = b.pack();
+  w.open().key("causal_rows").ints(row_names(p.causal_seq)).key("full_only_rows").ints(row_names(p.full_only_seq));
+  const auto [c, f] = b.num_real_tokens();
+  w.key("num_real_tokens").list(std::vector<std::int64_t>{c, f});
+  if (!p.is_sharded) w.key("all_seq_rows").ints(row_names(b.all_seq()));
+  w.close();
+}
+
+void zeros_summary(Writer& w, const Built& b) {
+  const ref::Pack& p = b.pack();
+  std::int64_t nonzero = 0;
+  for (const ref::Rows* s : {&p.causal_seq, &p.full_only_seq}) {
+    for (std::size_t i = 0; i < s->size_bytes(); ++i) nonzero += s->data()[i] != std::byte{0};
+  }
+  w.open().key("causal_len").num(static_cast<std::int64_t>(p.causal_seq.rows()));
+  w.key("full_only_len").num(static_cast<std::int64_t>(p.full_only_seq.rows()));
+  w.key("columns").num(static_cast<std::int64_t>(p.causal_seq.row_bytes() / 4)).key("nonzero").num(nonzero).close();
+}
+
+void padded_stream(Writer& w, const PaddedStream& s) {
+  w.open().key("rows").ints(row_names(s.seq)).key("offsets").ints(s.offsets).key("max_len").num(s.max_len).close();
+}
+
+// The world sizes of the cp_local view: {cp, 2, 3} without 1, sorted.
+std::vector<std::int64_t> local_world_sizes(std::int64_t cp) {
+  std::vector<std::int64_t> w = {2, 3};
+  if (cp > 1 && cp != 2 && cp != 3) w.push_back(cp);
+  std::sort(w.begin(), w.end());
+  return w;
+}
+
+void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
+  w.open_list();
+  for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
+    w.open().key("world_size").num(world);
+    std::vector<std::unique_ptr<Built>> shards;
+    try {
+      for (std::int64_t r = 0; r < world; ++r) shards.push_back(b.shard(r, world));
+    } catch (const ref::Error& e) {
+      if (e.code() != ref::Errc::not_divisible) throw;
+      w.key("error").str(ref::to_string(e.code())).close();
+      continue;
+    }
+    w.key("shards").open_list();
+    for (const auto& local : shards) {
+      const ref::Pack& p = local->pack();
+      w.open().key("causal_rows").ints(row_names(p.causal_seq)).key("full_only_rows").ints(row_names(p.full_only_seq));
+      const auto [lc, lf] = local->num_real_tokens();
+      w.key("num_real_tokens").list(std::vector<std::int64_t>{lc, lf});
+      w.key("causal_sample_ids").ints(p.causal_sample_ids).key("full_only_sample_ids").ints(p.full_only_sample_ids);
+      w.key("from_all_seq");
+      summary(w, *local->from_all_seq(foreign_rows(7, p.causal_seq.rows() + p.full_only_seq.rows())));
+      const ref::PositionIds ids = position_ids(c.rows, false);
+      w.key("refused").open();
+      w.key("all_seq").str(class_of([&] { local->all_seq(); }));
+      w.key("all_seq_padded").str(class_of([&] { local->all_seq_padded(); }));
+      w.key("position_ids").str(class_of([&] { local->und_position_ids(ids); }));
+      w.key("causal_padded").str(class_of([&] { local->causal_padded(); }));
+      w.key("full_only_padded").str(class_of([&] { local->full_only_padded(); }));
+      w.close().close();
+    }
+    w.close_list().close();
+  }
+  w.close_list();
+}
+
+// The views a result carries beyond the first protocol's, each on a fresh
+// build where the view changes the pack.
+void more_views(Writer& w, const Implementation& impl, const Built& b, const conformance::Case& c,
+                const ref::Rows& rows, const std::vector<std::string>& views) {
+  const ref::Pack& p = b.pack();
+  const auto rebuild = [&](const ref::Rows& r) {
+    ref::GraphMarks m = c.marks;
+    return impl.build(r, c, m);
+  };
+  if (wants(views, "getters")) {
+    w.key("getters").open().key("und_rows").ints(row_names(b.und_seq())).key("gen_rows").ints(row_names(b.gen_seq()));
+    w.key("all_seq_rows").ints(row_names(b.all_seq()));
+    w.key("causal_padded");
+    padded_stream(w, b.causal_padded());
+    w.key("full_only_padded");
+    padded_stream(w, b.full_only_padded());
+    w.key("has_pad_segment").boolean(b.has_pad_segment());
+    const auto [nc, nf] = b.num_real_tokens();
+    w.key("num_real_tokens").list(std::vector<std::int64_t>{nc, nf}).close();
+  }
+  if (wants(views, "position_ids")) {
+    w.key("position_ids").open();
+    const ref::PositionIds one = position_ids(c.rows, false), three = position_ids(c.rows, true);
+    w.key("und");
+    position_list(w, b.und_position_ids(one));
+    w.key("gen");
+    position_list(w, b.gen_position_ids(one));
+    w.key("und_3d");
+    position_list(w, b.und_position_ids(three));
+    w.key("gen_3d");
+    position_list(w, b.gen_position_ids(three));
+    w.close();
+  }
+  if (wants(views, "setters")) {
+    const std::unique_ptr<Built> s = rebuild(rows);
+    s->set_und_seq(foreign_rows(1, p.causal_seq.rows()));
+    s->set_gen_seq(foreign_rows(2, p.full_only_seq.rows()));
+    w.key("setters").open().key("after_set_und_gen");
+    summary(w, *s);
+    s->set_all_seq(foreign_rows(3, static_cast<std::size_t>(c.rows)));
+    w.key("after_set_all");
+    summary(w, *s);
+    w.close();
+  }
+  if (wants(views, "derived")) {
+    const ref::Rows causal = foreign_rows(5, p.causal_seq.rows()), full = foreign_rows(6, p.full_only_seq.rows());
+    w.key("derived").open().key("from_all_seq");
+    summary(w, *b.from_all_seq(foreign_rows(4, static_cast<std::size_t>(c.rows))));
+    w.key("from_mode_splits");
+    summary(w, *b.from_mode_splits(causal, full));
+    w.key("from_und_gen_splits");
+    summary(w, *b.from_und_gen_splits(causal, full));
+    w.key("zeros_like");
+    zeros_summary(w, *b.zeros_like(std::nullopt));
+    w.key("zeros_like_shaped");
+    zeros_summary(w, *b.zeros_like(std::size_t{12}));
+    w.close();
+  }
+  if (wants(views, "cp_local")) {
+    w.key("cp_local");
+    cp_local(w, b, c);
+  }
+  if (wants(views, "metadata_reuse")) {
+    ref::GraphMarks m = c.marks;
+    w.key("metadata_reuse").open().key("matching");
+    summary(w, *impl.build_prepared(rows, c, m, c.layout));
+    conformance::Case other = c;
+    other.layout.sample_lens.push_back(0);
+    m = c.marks;
+    w.key("mismatching").str(class_of([&] { impl.build_prepared(rows, other, m, c.layout); })).close();
+  }
+  if (wants(views, "payload") &&
+      static_cast<std::int64_t>(p.causal_seq.rows() + p.full_only_seq.rows()) <= kMaxPayloadRows) {
+    ref::Rows data(static_cast<std::size_t>(c.rows), 8);
+    for (std::size_t t = 0; t < data.rows(); ++t) {
+      const std::uint64_t bits = payload_bits(static_cast<std::int64_t>(t));
+      std::memcpy(data.row(t), &bits, 8);  // little-endian hosts only (checked in payload_bits' test)
+    }
+    const std::unique_ptr<Built> d = rebuild(data);
+    w.key("payload").open().key("causal").plain_str(base64(d->pack().causal_seq));
+    w.key("full_only").plain_str(base64(d->pack().full_only_seq));
+    w.key("all_seq_padded").plain_str(base64(d->all_seq_padded().seq)).close();
+  }
+}
+
 std::string result_or_error(const Implementation& impl, const conformance::Case& c, const std::string& id,
-                            const std::vector<std::string>& views, Encoding encoding) {
+                            const std::vector<std::string>& views, Encoding encoding,
+                            ref::GraphMarks* marks_after = nullptr) {
+  ref::GraphMarks after = c.marks;
+  const auto failed = [&](const std::string& cls, const std::string& message) {
+    if (marks_after) *marks_after = after;
+    Writer w;
+    w.open().key("type").str("result").key("id").str(id).key("ok").boolean(false);
+    w.key("error").str(cls).key("message").str(message);
+    if (wants(views, "error_marks")) {
+      w.key("graph_bounds");
+      marks(w, after);
+    }
+    return w.close().text();
+  };
   try {
     // The reference's checks decide the size before anything is allocated:
     // a case it rejects with more rows than the limit is answered from them.
@@ -249,12 +526,11 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
     const std::int64_t limit = oracle_row_limit();
     if (rejected && (c.rows < 0 || c.rows > limit)) throw *rejected;
     if (padded_rows > limit || (!rejected && c.rows > limit)) {
-      return error_line(id, "too_large",
-                        "padded streams of " + std::to_string(padded_rows) + " rows exceed the oracle's limit of " +
-                            std::to_string(limit));
+      return failed("too_large", "padded streams of " + std::to_string(padded_rows) +
+                                     " rows exceed the oracle's limit of " + std::to_string(limit));
     }
-    ref::GraphMarks after = c.marks;
-    const std::unique_ptr<Built> built = impl.build(self_naming_rows(c.rows), c, after);
+    const ref::Rows rows = self_naming_rows(c.rows);
+    const std::unique_ptr<Built> built = impl.build(rows, c, after);
     const ref::Pack& p = built->pack();
     const ref::Metadata& m = *p.meta;
     Writer w;
@@ -296,21 +572,23 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
       } else {
         w.open_list();
         for (std::int64_t r = 0; r < world; ++r) {
-          const ref::Pack s = built->shard(r, world);
-          const auto [lc, lf] = ref::get_num_real_tokens(s);
-          w.open().key("rank").num(r).key("causal_rows").ints(row_names(s.causal_seq));
-          w.key("full_only_rows").ints(row_names(s.full_only_seq));
+          const std::unique_ptr<Built> s = built->shard(r, world);
+          const auto [lc, lf] = ref::get_num_real_tokens(s->pack());
+          w.open().key("rank").num(r).key("causal_rows").ints(row_names(s->pack().causal_seq));
+          w.key("full_only_rows").ints(row_names(s->pack().full_only_seq));
           w.key("num_causal_tokens_local").num(lc).key("num_full_tokens_local").num(lf).close();
         }
         w.close_list();
       }
     }
+    more_views(w, impl, *built, c, rows, views);
     w.close().close();
+    if (marks_after) *marks_after = after;
     return w.text();
   } catch (const ref::Error& e) {
-    return error_line(id, ref::to_string(e.code()), e.what());
+    return failed(ref::to_string(e.code()), e.what());
   } catch (const std::bad_alloc&) {
-    return error_line(id, "too_large", "the oracle ran out of memory building this case");
+    return failed("too_large", "the oracle ran out of memory building this case");
   }
 }
 
@@ -374,8 +652,69 @@ void set_oracle_row_limit(std::int64_t rows) { g_row_limit = rows; }
 std::int64_t oracle_row_limit() { return g_row_limit; }
 
 const std::vector<std::string>& oracle_views() {
-  static const std::vector<std::string> views = {"all_seq_padded", "cp_shards"};
+  static const std::vector<std::string> views = {"all_seq_padded", "cp_shards", "getters",    "position_ids",
+                                                 "setters",        "derived",   "cp_local",   "metadata_reuse",
+                                                 "payload",        "session",   "error_marks"};
   return views;
+}
+
+namespace {
+[[noreturn]] void unsupported(const char* op) {
+  throw Unsupported(std::string(op) + " is not provided by this implementation");
+}
+}  // namespace
+
+ref::Rows Built::und_seq() const { unsupported("get_und_seq"); }
+ref::Rows Built::gen_seq() const { unsupported("get_gen_seq"); }
+ref::Rows Built::all_seq() const { unsupported("get_all_seq"); }
+PaddedStream Built::causal_padded() const { unsupported("get_causal_seq_padded"); }
+PaddedStream Built::full_only_padded() const { unsupported("get_full_only_seq_padded"); }
+bool Built::has_pad_segment() const { unsupported("has_pad_segment"); }
+std::pair<std::int64_t, std::int64_t> Built::num_real_tokens() const { unsupported("get_num_real_tokens"); }
+ref::PositionIds Built::und_position_ids(const ref::PositionIds&) const { unsupported("get_und_position_ids"); }
+ref::PositionIds Built::gen_position_ids(const ref::PositionIds&) const { unsupported("get_gen_position_ids"); }
+void Built::set_und_seq(const ref::Rows&) { unsupported("set_und_seq"); }
+void Built::set_gen_seq(const ref::Rows&) { unsupported("set_gen_seq"); }
+void Built::set_all_seq(const ref::Rows&) { unsupported("set_all_seq"); }
+std::unique_ptr<Built> Built::from_all_seq(const ref::Rows&) const { unsupported("from_all_seq"); }
+std::unique_ptr<Built> Built::from_mode_splits(const ref::Rows&, const ref::Rows&) const {
+  unsupported("from_mode_splits");
+}
+std::unique_ptr<Built> Built::from_und_gen_splits(const ref::Rows&, const ref::Rows&) const {
+  unsupported("from_und_gen_splits");
+}
+std::unique_ptr<Built> Built::zeros_like(std::optional<std::size_t>) const { unsupported("zeros_like"); }
+
+std::unique_ptr<Built> Implementation::build_prepared(const ref::Rows&, const conformance::Case&, ref::GraphMarks&,
+                                                      const ref::Layout&) const {
+  unsupported("prepare_sequence_pack_metadata");
+}
+std::vector<std::string> Implementation::views() const { return {"all_seq_padded", "cp_shards"}; }
+
+std::uint64_t payload_bits(std::int64_t t) {
+  const auto u = static_cast<std::uint64_t>(t);
+  switch (t % 5) {
+    case 0:
+      return 0x7FF8000000000000ull + u + 1;  // quiet NaN with a payload
+    case 1:
+      return 0x8000000000000000ull;  // -0.0
+    case 2:
+      return u + 1;  // a denormal
+    case 3:
+      return 0xFFF0000000000000ull + u + 1;  // negative NaN, signalling pattern
+    default:
+      return 0x3FF0000000000000ull + u + 1;  // a normal number near 1
+  }
+}
+
+ref::Rows foreign_rows(int source, std::size_t n) {
+  ref::Rows rows(n, 4);
+  const auto base = static_cast<std::uint32_t>(source) << 26;
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto v = static_cast<std::uint32_t>(base + k + 1);
+    std::memcpy(rows.row(k), &v, 4);
+  }
+  return rows;
 }
 
 const Implementation& reference_implementation() {
@@ -395,6 +734,78 @@ std::string result_line(const Implementation& impl, const conformance::Case& c, 
 
 std::string request_line(const conformance::Case& c, const std::string& id) { return conformance::to_json(c, id); }
 
+std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id) {
+  return session_request_line(steps, id, oracle_views());
+}
+
+std::string request_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views) {
+  std::string line = conformance::to_json(c, id);
+  line.pop_back();  // the closing brace
+  line += ",\"views\":[";
+  for (std::size_t i = 0; i < views.size(); ++i) line += (i ? ",\"" : "\"") + views[i] + "\"";
+  return line + "]}";
+}
+
+std::vector<std::string> views_for(const conformance::Case& c, const std::vector<std::string>& declared) {
+  std::int64_t padded = 0;
+  try {
+    ref::validate_options(c.options, c.marks);
+    ref::validate_layout(c.layout);
+    const ref::Metadata meta = ref::prepare_metadata(c.layout);
+    const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
+    padded = shape.causal_len + shape.full_len;
+  } catch (const ref::Error&) {
+    return declared;  // an error result carries no views
+  }
+  if (padded <= kAllViewsRows) return declared;
+  std::vector<std::string> out;
+  for (const auto& v : declared) {
+    if (v == "all_seq_padded" || v == "cp_shards" || v == "session" || v == "error_marks") out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::string> views_for(const std::vector<conformance::Case>& steps,
+                                   const std::vector<std::string>& declared) {
+  std::vector<std::string> out = declared;
+  for (const auto& c : steps) {
+    const std::vector<std::string> v = views_for(c, declared);
+    if (v.size() < out.size()) out = v;
+  }
+  return out;
+}
+
+std::string session_line(const Implementation& impl, const std::vector<conformance::Case>& steps, const std::string& id,
+                         const std::vector<std::string>& views, Encoding encoding) {
+  Writer w;
+  w.open().key("type").str("session").key("id").str(id).key("results").open_list();
+  std::string text = w.text();
+  ref::GraphMarks marks = steps.empty() ? ref::GraphMarks{} : steps.front().marks;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    conformance::Case step = steps[k];
+    step.marks = marks;
+    if (k) text += ',';
+    text += result_or_error(impl, step, id + "/" + std::to_string(k), views, encoding, &marks);
+  }
+  return text + "]}";
+}
+
+std::string session_line(const std::vector<conformance::Case>& steps, const std::string& id,
+                         const std::vector<std::string>& views, Encoding encoding) {
+  return session_line(reference_implementation(), steps, id, views, encoding);
+}
+
+std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id,
+                                 const std::vector<std::string>& views) {
+  std::string text =
+      "{\"type\":\"session\",\"id\":" + json(id).dump() + ",\"views\":" + json(views).dump() + ",\"cases\":[";
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    if (k) text += ',';
+    text += conformance::to_json(steps[k], id + "/" + std::to_string(k));
+  }
+  return text + "]}";
+}
+
 std::string handle_line(const std::string& line) { return Oracle(false).handle(line); }
 
 int serve(std::istream& in, std::ostream& out, bool allow_runs, const Implementation& impl) {
@@ -406,6 +817,17 @@ int serve(std::istream& in, std::ostream& out, bool allow_runs, const Implementa
     out << oracle.handle(line) << '\n' << std::flush;
   }
   return 0;
+}
+
+std::vector<std::string> Oracle::asked_views(const nlohmann::json& request) const {
+  std::vector<std::string> views = impl_->views();
+  const auto asked = request.find("views");
+  if (asked == request.end() || !asked->is_array()) return views;
+  std::vector<std::string> out;
+  for (const auto& v : views) {
+    if (std::find(asked->begin(), asked->end(), v) != asked->end()) out.push_back(v);
+  }
+  return out;
 }
 
 std::string Oracle::handle(const std::string& line) {
@@ -440,9 +862,23 @@ std::string Oracle::handle(const std::string& line) {
       w.open().key("type").str("hello").key("protocol").str(kProtocol).key("name").str(impl_->name());
       if (encoding_ == Encoding::runs) w.key("encoding").str("runs");
       w.key("views").open_list();
-      for (const auto& v : oracle_views()) w.str(v);
+      for (const auto& v : impl_->views()) w.str(v);
       w.close_list().close();
       return w.text();
+    }
+    if (*type == "session") {
+      const auto cases = j.find("cases");
+      if (cases == j.end() || !cases->is_array())
+        return error_line(id, "bad_request", "field cases: missing or not an array");
+      std::vector<conformance::Case> steps;
+      for (std::size_t k = 0; k < cases->size(); ++k) {
+        try {
+          steps.push_back(conformance::case_from_json_value((*cases)[k]));
+        } catch (const std::exception& e) {
+          return error_line(id, "bad_request", "cases[" + std::to_string(k) + "]: " + e.what());
+        }
+      }
+      return session_line(*impl_, steps, id, asked_views(j), encoding_);
     }
     if (*type != "case") return error_line(id, "bad_request", "field type: unknown request type " + type->dump());
     conformance::Case c;
@@ -451,11 +887,53 @@ std::string Oracle::handle(const std::string& line) {
     } catch (const std::exception& e) {
       return error_line(id, "bad_request", e.what());
     }
-    return result_line(*impl_, c, id, oracle_views(), encoding_);
+    return result_line(*impl_, c, id, asked_views(j), encoding_);
   } catch (const std::exception& e) {
     return error_line(id, "bad_request", std::string("unexpected: ") + e.what());
   }
 }
+
+namespace {
+
+// The first difference between two parsed results (runs already expanded).
+std::string result_difference(const json& want, const json& got, const std::vector<std::string>& views) {
+  if (!got.is_object()) return "the port's answer is not an object";
+  if (got.value("type", "") != "result") return "the port's answer is not a result: " + show(got);
+  if (!got.contains("ok") || !got["ok"].is_boolean()) return "ok: missing or not a boolean";
+  if (want["ok"] != got["ok"]) {
+    return std::string("ok: expected ") + (want["ok"].get<bool>() ? "a result" : "error " + want["error"].dump()) +
+           ", port " +
+           (got["ok"].get<bool>()
+                ? "a result"
+                : "error " + got.value("error", json()).dump() + " (" +
+                      (got.contains("message") && got["message"].is_string() ? got["message"].get<std::string>()
+                                                                             : std::string()) +
+                      ")");
+  }
+  if (!want["ok"].get<bool>()) {
+    if (want["error"] != got.value("error", json())) return diff(want["error"], got.value("error", json()), "error");
+    if (wants(views, "error_marks") && want.contains("graph_bounds")) {
+      if (!got.contains("graph_bounds")) return "graph_bounds: missing in the port's error result (error_marks)";
+      return diff(want["graph_bounds"], got["graph_bounds"], "graph_bounds");
+    }
+    return "";
+  }
+  for (const char* part : {"pack", "graph_bounds"}) {
+    if (!got.contains(part)) return std::string(part) + ": missing in the port's result";
+    std::string d = diff(want[part], got[part], part);
+    if (!d.empty()) return d;
+  }
+  for (const auto& v : views) {
+    if (!want["views"].contains(v)) continue;
+    if (!got.contains("views") || !got["views"].is_object() || !got["views"].contains(v))
+      return "views." + v + ": declared but missing";
+    std::string d = diff(want["views"][v], got["views"][v], "views." + v);
+    if (!d.empty()) return d;
+  }
+  return "";
+}
+
+}  // namespace
 
 std::string first_difference(const std::string& expected, const std::string& actual,
                              const std::vector<std::string>& views) {
@@ -474,28 +952,17 @@ std::string first_difference(const std::string& expected, const std::string& act
   if (!got.is_object()) return "the port's answer is not an object";
   expand_runs(want);
   expand_runs(got);
-  if (got.value("type", "") != "result") return "the port's answer is not a result: " + show(got);
-  if (!got.contains("ok") || !got["ok"].is_boolean()) return "ok: missing or not a boolean";
-  if (want["ok"] != got["ok"]) {
-    return std::string("ok: expected ") + (want["ok"].get<bool>() ? "a result" : "error " + want["error"].dump()) +
-           ", port " +
-           (got["ok"].get<bool>() ? "a result"
-                                  : "error " + got.value("error", json()).dump() + " (" +
-                                        got.value("message", json("")).get<std::string>() + ")");
+  if (want.value("type", "") != "session") return result_difference(want, got, views);
+  if (got.value("type", "") != "session") return "the port's answer is not a session answer: " + show(got);
+  if (!got.contains("results") || !got["results"].is_array()) return "results: missing or not an array";
+  const json& w = want["results"];
+  const json& g = got["results"];
+  for (std::size_t k = 0; k < w.size() && k < g.size(); ++k) {
+    std::string d = result_difference(w[k], g[k], views);
+    if (!d.empty()) return "session step " + std::to_string(k) + ": " + d;
   }
-  if (!want["ok"].get<bool>()) {
-    return want["error"] == got.value("error", json()) ? "" : diff(want["error"], got.value("error", json()), "error");
-  }
-  for (const char* part : {"pack", "graph_bounds"}) {
-    if (!got.contains(part)) return std::string(part) + ": missing in the port's result";
-    std::string d = diff(want[part], got[part], part);
-    if (!d.empty()) return d;
-  }
-  for (const auto& v : views) {
-    if (!want["views"].contains(v)) continue;
-    if (!got.contains("views") || !got["views"].contains(v)) return "views." + v + ": declared but missing";
-    std::string d = diff(want["views"][v], got["views"][v], "views." + v);
-    if (!d.empty()) return d;
+  if (w.size() != g.size()) {
+    return "results: expected " + std::to_string(w.size()) + " step results, port " + std::to_string(g.size());
   }
   return "";
 }

@@ -32,7 +32,16 @@ struct Pending {
   sp::Case c;
   std::string expect;  // expected result line
   bool vector = false;
+  std::vector<sp::Case> steps;  // a session's cases (PROTOCOL.md, "Sessions"); empty for a single case
 };
+
+std::string request_of(const Pending& p, const std::vector<std::string>& views) {
+  return p.steps.empty() ? request_line(p.c, p.id, views) : session_request_line(p.steps, p.id, views);
+}
+
+std::vector<std::string> views_of(const Pending& p, const std::vector<std::string>& declared) {
+  return p.steps.empty() ? views_for(p.c, declared) : views_for(p.steps, declared);
+}
 
 // Whether the und indexes are exactly the causal tokens (then they follow edits).
 std::vector<std::int64_t> causal_tokens(const sp::Case& c) {
@@ -166,6 +175,10 @@ struct Failure {
   std::string id, category, diff;
   sp::Case minimal;
   bool known = false;
+  std::vector<sp::Case> steps;  // a session's minimal steps
+  std::string minimal_json() const {
+    return steps.empty() ? sp::to_json(minimal, id) : session_request_line(steps, id);
+  }
 };
 
 std::set<std::string> read_known(const std::string& path) {
@@ -184,8 +197,10 @@ std::set<std::string> read_known(const std::string& path) {
   return known;
 }
 
+std::string category_of(const Pending& p) { return p.steps.empty() ? sp::category(p.c) : "session"; }
+
 std::vector<std::string> keys_of(const Pending& p) {
-  std::vector<std::string> keys{sp::category(p.c)};
+  std::vector<std::string> keys{category_of(p)};
   if (p.vector) keys.push_back("vector:" + p.id);
   return keys;
 }
@@ -219,8 +234,10 @@ class Runner {
         return 2;
       }
       std::vector<Pending> batch;
+      const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
       for (auto& v : vectors) {
-        batch.push_back({v.id, v.c, v.expect, true});
+        if (!v.steps.empty() && !sessions) continue;  // a session vector, for ports that declare sessions
+        batch.push_back({v.id, v.c, v.expect, true, v.steps});
         if (batch.size() == kBatch) run_batch(batch);
       }
       run_batch(batch);
@@ -228,13 +245,20 @@ class Runner {
       vectors_ = static_cast<std::int64_t>(vectors.size());
     }
     const auto gen = sp::gen_case(o_.profile);
+    const auto gen_valid = sp::gen_valid_case(o_.profile);
+    const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
     std::vector<Pending> batch;
     for (std::int64_t i = 0; o_.cases <= 0 ? o_.time_s > 0 : i < o_.cases; ++i) {
       if (o_.time_s > 0 && seconds() > o_.time_s) break;
-      sp::Case c = gen(rc::Random(o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)), 100).value();
+      const std::uint64_t seed = o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i);
       const std::string id = std::string(o_.profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) +
                              "-" + std::to_string(i);
-      batch.push_back({id, c, "", false});  // expected result computed while the port works
+      if (sessions && i % kSessionEvery == kSessionEvery - 1) {
+        batch.push_back({id, {}, "", false, session_steps(gen_valid, seed)});
+      } else {
+        sp::Case c = gen(rc::Random(seed), 100).value();
+        batch.push_back({id, c, "", false, {}});  // expected result computed while the port works
+      }
       if (batch.size() == kBatch) run_batch(batch);
     }
     run_batch(batch);
@@ -245,19 +269,47 @@ class Runner {
 
  private:
   static constexpr std::size_t kBatch = 256;
+  /// One random case in this many is a session, when the port declares sessions.
+  static constexpr std::int64_t kSessionEvery = 16;
+
+  // A session: 2 to 4 valid cases with CUDA graphs on (the marks are what a
+  // session checks), most of one batch kind so that the marks build up.
+  static std::vector<sp::Case> session_steps(const rc::Gen<sp::Case>& gen, std::uint64_t seed) {
+    rc::Random r(seed ^ 0x5E5510Full);
+    const std::size_t n = 2 + static_cast<std::size_t>(r.split().next() % 3);
+    const bool image = r.split().next() % 2 == 0;
+    std::vector<sp::Case> steps;
+    for (std::size_t k = 0; k < n; ++k) {
+      sp::Case c = gen(r.split(), 100).value();
+      c.options.pad_for_cuda_graphs = r.split().next() % 4 != 0;
+      if (r.split().next() % 4 != 0) c.options.is_image_batch = image;
+      steps.push_back(std::move(c));
+    }
+    return steps;
+  }
 
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // Asks the port about one case; returns the difference ("" if it agrees).
   std::string ask_one(const sp::Case& c, const std::string& id, bool* crashed = nullptr) {
+    const std::vector<std::string> views = views_for(c, port_.views());
+    return ask(request_line(c, id, views), result_line(c, id, views, port_.encoding()), views, crashed);
+  }
+  std::string ask_session(const std::vector<sp::Case>& steps, const std::string& id) {
+    const std::vector<std::string> views = views_for(steps, port_.views());
+    return ask(session_request_line(steps, id, views), session_line(steps, id, views, port_.encoding()), views,
+               nullptr);
+  }
+  std::string ask(const std::string& request, const std::string& expect, const std::vector<std::string>& views,
+                  bool* crashed) {
     std::string why;
     if (!port_.running() && !port_.start(&why)) return "the port does not restart: " + why;
-    const auto answers = port_.exchange({request_line(c, id)}, &why);
+    const auto answers = port_.exchange({request}, &why);
     if (answers.empty()) {
       if (crashed) *crashed = true;
       return why;
     }
-    return first_difference(result_line(c, id, port_.views(), port_.encoding()), answers[0], port_.views());
+    return first_difference(expect, answers[0], views);
   }
 
   struct Outcome {
@@ -275,10 +327,13 @@ class Runner {
     batch.clear();
     std::vector<std::string> lines;
     lines.reserve(in_flight_.size());
-    for (const Pending& p : in_flight_) lines.push_back(request_line(p.c, p.id));
+    for (const Pending& p : in_flight_) lines.push_back(request_of(p, views_of(p, port_views_)));
     io_ = std::async(std::launch::async, [this, lines = std::move(lines)] { return exchange_all(lines); });
     for (Pending& p : in_flight_) {
-      if (p.expect.empty()) p.expect = result_line(p.c, p.id, port_views_, port_encoding_);
+      if (!p.expect.empty()) continue;
+      const std::vector<std::string> views = views_of(p, port_views_);
+      p.expect = p.steps.empty() ? result_line(p.c, p.id, views, port_encoding_)
+                                 : session_line(p.steps, p.id, views, port_encoding_);
     }
   }
 
@@ -288,7 +343,8 @@ class Runner {
     for (const auto& m : io_messages_) err_ << m;
     io_messages_.clear();
     for (std::size_t k = 0; k < in_flight_.size(); ++k) {
-      record(in_flight_[k], outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text, port_views_)
+      record(in_flight_[k], outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text,
+                                                                   views_of(in_flight_[k], port_views_))
                                                 : outcome[k].text);
     }
     in_flight_.clear();
@@ -321,12 +377,12 @@ class Runner {
 
   void record(Pending& p, const std::string& diff) {
     ++ran_;
-    const std::string cat = sp::category(p.c);
+    const std::string cat = category_of(p);
     mix_[cat]++;
     const auto keys = keys_of(p);
     for (const auto& k : keys) seen_keys_.insert(k);
     if (diff.empty()) return;
-    Failure f{p.id, cat, diff, p.c, false};
+    Failure f{p.id, cat, diff, p.c, false, p.steps};
     for (const auto& k : keys) {
       if (known_.count(k)) {
         f.known = true;
@@ -342,6 +398,23 @@ class Runner {
   // fewer samples, shorter splits), asking the port each time, greedily.
   void shrink(Pending& p, Failure& f) {
     int budget = o_.shrink_budget;
+    if (!f.steps.empty()) {
+      // A session: drop steps while it still fails (the marks carry over, so
+      // the remaining steps keep their order).
+      for (std::size_t k = 0; k < f.steps.size() && f.steps.size() > 1 && budget-- > 0;) {
+        std::vector<sp::Case> fewer = f.steps;
+        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+        if (k == 0) fewer.front().marks = f.steps.front().marks;
+        const std::string d = ask_session(fewer, p.id + "-shrunk");
+        if (!d.empty()) {
+          f.steps = std::move(fewer);
+          f.diff = d;
+        } else {
+          ++k;
+        }
+      }
+      return;
+    }
     bool progress = true;
     while (progress && budget > 0) {
       progress = false;
@@ -360,12 +433,12 @@ class Runner {
 
   void report_failure(const Failure& f) {
     if (o_.progress) err_ << "\n";
-    out_ << "FAIL " << f.id << " [" << f.category << "]\n  first difference: " << f.diff
-         << "\n  minimal case: " << sp::to_json(f.minimal, f.id) << "\n";
+    out_ << "FAIL " << f.id << " [" << f.category << "]\n  first difference: " << f.diff << "\n  minimal "
+         << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
     if (!o_.save_failures.empty()) {
       std::filesystem::create_directories(o_.save_failures);
       const std::string path = o_.save_failures + "/" + f.id + ".json";
-      std::ofstream(path) << sp::to_json(f.minimal, f.id) << "\n";
+      std::ofstream(path) << f.minimal_json() << "\n";
       out_ << "  saved: " << path << "\n";
     }
   }
@@ -420,7 +493,7 @@ class Runner {
                                  {"category", f.category},
                                  {"known", f.known},
                                  {"diff", f.diff},
-                                 {"case", json::parse(sp::to_json(f.minimal, f.id))}});
+                                 {f.steps.empty() ? "case" : "session", json::parse(f.minimal_json())}});
       }
       std::ofstream(o_.report) << r.dump(2) << "\n";
     }
@@ -465,9 +538,21 @@ std::vector<Vector> read_vectors(const std::string& dir) {
       if (line.empty()) continue;
       try {
         const json j = json::parse(line);
+        if (j.contains("format") && j["format"] != kVectorFormat) {
+          throw std::runtime_error("format " + j["format"].dump() + " is not " + kVectorFormat +
+                                   " (this seqpack is too old for these vectors)");
+        }
         Vector v;
-        v.c = case_from_json_value(j.at("case"));
-        v.id = j.at("case").at("id").get<std::string>();
+        if (j.contains("session")) {
+          const json& session = j.at("session");
+          v.id = session.at("id").get<std::string>();
+          for (const auto& step : session.at("cases")) v.steps.push_back(case_from_json_value(step));
+          if (v.steps.empty()) throw std::runtime_error("session " + v.id + " has no cases");
+          v.c = v.steps.front();
+        } else {
+          v.c = case_from_json_value(j.at("case"));
+          v.id = j.at("case").at("id").get<std::string>();
+        }
         v.expect = j.at("expect").dump();
         out.push_back(std::move(v));
       } catch (const std::exception& e) {

@@ -24,6 +24,35 @@ sp::Case make(std::vector<std::int64_t> samples, std::vector<std::string> modes,
 
 const std::vector<std::string> kPairs2 = {"causal", "full", "causal", "full"};
 
+/// A vector's result carries every view up to this size, the pack alone past it.
+constexpr std::size_t kMaxVectorViewBytes = 32768;
+
+// Sessions: the marks rise, hold, and follow each batch kind; a failing step
+// in the middle (error_marks); an earlier mark above what a step needs.
+std::vector<std::pair<std::string, std::vector<sp::Case>>> sessions() {
+  std::vector<std::pair<std::string, std::vector<sp::Case>>> out;
+  const auto graphs = [](sp::Case c, bool image, std::int64_t align = 1, std::int64_t cp = 1) {
+    c.options.pad_for_cuda_graphs = true;
+    c.options.is_image_batch = image;
+    c.options.causal_seq_alignment = c.options.full_seq_alignment = align;
+    c.options.cp_world_size = cp;
+    return c;
+  };
+  const sp::Case small = make({7, 6}, kPairs2, {3, 4, 2, 4});
+  const sp::Case larger = make({40, 30}, kPairs2, {10, 30, 5, 25});
+  const sp::Case full_only = make({20}, {"full"}, {20});
+  out.push_back({"session-rise-and-hold", {graphs(small, true), graphs(larger, true), graphs(small, true)}});
+  out.push_back({"session-kinds",
+                 {graphs(larger, true), graphs(small, false), graphs(larger, false, 7, 3), graphs(small, true, 3)}});
+  sp::Case pairing = make({7, 6}, {"causal", "full", "full", "full"}, {3, 4, 2, 4});
+  out.push_back({"session-failing-step", {graphs(small, false), graphs(pairing, false, 5), graphs(small, false)}});
+  sp::Case earlier = graphs(full_only, true, 6);
+  earlier.marks = {96, 120, 0, 0};
+  out.push_back({"session-earlier-marks", {earlier, graphs(small, true, 6), graphs(larger, true, 1, 5)}});
+  out.push_back({"session-no-graphs", {small, graphs(small, true), larger}});
+  return out;
+}
+
 }  // namespace
 
 std::vector<Vector> make_vectors() {
@@ -112,8 +141,23 @@ std::vector<Vector> make_vectors() {
 
   std::vector<Vector> out;
   out.reserve(cases.size());
-  for (auto& [id, c] : cases) out.push_back({id, c, result_line(c, id, oracle_views())});
+  for (auto& [id, c] : cases) {
+    // Every view while the result stays reviewable; the pack alone beyond.
+    std::string expect = result_line(c, id, oracle_views());
+    if (expect.size() > kMaxVectorViewBytes) expect = result_line(c, id, {"error_marks"});
+    out.push_back({id, c, std::move(expect), {}});
+  }
+  // Sessions (the marks across calls), each step small.
+  for (auto& [id, steps] : sessions())
+    out.push_back({id, steps.front(), session_line(steps, id, oracle_views()), steps});
   return out;
+}
+
+std::string vector_line(const Vector& v) {
+  std::string line = std::string("{\"format\":\"") + kVectorFormat + "\",";
+  line +=
+      v.steps.empty() ? "\"case\":" + request_line(v.c, v.id) : "\"session\":" + session_request_line(v.steps, v.id);
+  return line + ",\"expect\":" + v.expect + "}";
 }
 
 }  // namespace seqpack::conformance

@@ -60,8 +60,26 @@ ref::Pack host_pack(const tb::SequencePack& p, std::shared_ptr<const ref::Metada
   return h;
 }
 
+at::Tensor ids_tensor(const ref::PositionIds& ids) {
+  at::Tensor t = at::tensor(at::ArrayRef<std::int64_t>(ids.values), at::kLong);
+  return ids.two_dimensional ? t.reshape({static_cast<std::int64_t>(ids.axes), static_cast<std::int64_t>(ids.len)}) : t;
+}
+
+ref::PositionIds ids_of(const at::Tensor& t) {
+  ref::PositionIds ids;
+  ids.two_dimensional = t.dim() == 2;
+  ids.axes = ids.two_dimensional ? static_cast<std::size_t>(t.size(0)) : 1;
+  ids.len = static_cast<std::size_t>(t.size(t.dim() - 1));
+  ids.values = values_of<std::int64_t>(t);
+  return ids;
+}
+
 class TorchBuilt : public sc::Built {
  public:
+  TorchBuilt(tb::SequencePack p, std::shared_ptr<const ref::Metadata> meta, std::size_t row_bytes)
+      : pack_(std::move(p)), row_bytes_(row_bytes), meta_(std::move(meta)) {
+    host_ = host_pack(pack_, meta_, row_bytes_);
+  }
   TorchBuilt(tb::SequencePack p, const ref::Layout& layout, std::size_t row_bytes)
       : pack_(std::move(p)), row_bytes_(row_bytes) {
     // The metadata as the binding reports it, through its tensor accessors.
@@ -91,11 +109,60 @@ class TorchBuilt : public sc::Built {
     auto [seq, offsets, max_len] = tb::get_all_seq_padded(pack_);
     return {rows_of(seq, row_bytes_), values_of<std::int32_t>(offsets), static_cast<std::int32_t>(max_len)};
   }
-  ref::Pack shard(std::int64_t rank, std::int64_t world) const override {
-    return host_pack(tb::shard_pack(pack_, rank, world), meta_, row_bytes_);
+  std::unique_ptr<sc::Built> shard(std::int64_t rank, std::int64_t world) const override {
+    return wrap(tb::shard_pack(pack_, rank, world));
+  }
+  ref::Rows und_seq() const override { return rows_of(tb::get_und_seq(pack_), row_bytes_); }
+  ref::Rows gen_seq() const override { return rows_of(tb::get_gen_seq(pack_), row_bytes_); }
+  ref::Rows all_seq() const override { return rows_of(tb::get_all_seq(pack_), row_bytes_); }
+  sc::PaddedStream causal_padded() const override { return padded(tb::get_causal_seq_padded(pack_)); }
+  sc::PaddedStream full_only_padded() const override { return padded(tb::get_full_only_seq_padded(pack_)); }
+  bool has_pad_segment() const override { return tb::has_pad_segment(pack_); }
+  std::pair<std::int64_t, std::int64_t> num_real_tokens() const override { return tb::get_num_real_tokens(pack_); }
+  ref::PositionIds und_position_ids(const ref::PositionIds& ids) const override {
+    return ids_of(tb::get_und_position_ids(ids_tensor(ids), pack_));
+  }
+  ref::PositionIds gen_position_ids(const ref::PositionIds& ids) const override {
+    return ids_of(tb::get_gen_position_ids(ids_tensor(ids), pack_));
+  }
+  void set_und_seq(const ref::Rows& v) override {
+    tb::set_und_seq(pack_, tensor_of(v));
+    host_ = host_pack(pack_, meta_, row_bytes_);
+  }
+  void set_gen_seq(const ref::Rows& v) override {
+    tb::set_gen_seq(pack_, tensor_of(v));
+    host_ = host_pack(pack_, meta_, row_bytes_);
+  }
+  void set_all_seq(const ref::Rows& v) override {
+    tb::set_all_seq(pack_, tensor_of(v));
+    host_ = host_pack(pack_, meta_, row_bytes_);
+  }
+  std::unique_ptr<sc::Built> from_all_seq(const ref::Rows& packed) const override {
+    return wrap(tb::from_all_seq(tensor_of(packed), pack_));
+  }
+  std::unique_ptr<sc::Built> from_mode_splits(const ref::Rows& c, const ref::Rows& f) const override {
+    return wrap(tb::from_mode_splits(tensor_of(c), tensor_of(f), pack_));
+  }
+  std::unique_ptr<sc::Built> from_und_gen_splits(const ref::Rows& u, const ref::Rows& g) const override {
+    return wrap(tb::from_und_gen_splits(tensor_of(u), tensor_of(g), pack_));
+  }
+  std::unique_ptr<sc::Built> zeros_like(std::optional<std::size_t> row_bytes) const override {
+    if (!row_bytes) return wrap(tb::zeros_like(pack_));
+    // The original's shape (-1, k): k elements of the streams' dtype per row.
+    const auto element = static_cast<std::size_t>(pack_.causal_seq.element_size());
+    const auto k = static_cast<std::int64_t>(*row_bytes / element);
+    return std::make_unique<TorchBuilt>(tb::zeros_like(pack_, std::vector<std::int64_t>{-1, k}), meta_, *row_bytes);
   }
 
  private:
+  std::unique_ptr<sc::Built> wrap(tb::SequencePack p) const {
+    return std::make_unique<TorchBuilt>(std::move(p), meta_, row_bytes_);
+  }
+  sc::PaddedStream padded(const std::tuple<at::Tensor, at::Tensor, std::int64_t>& t) const {
+    return {rows_of(std::get<0>(t), row_bytes_), values_of<std::int32_t>(std::get<1>(t)),
+            static_cast<std::int32_t>(std::get<2>(t))};
+  }
+
   tb::SequencePack pack_;
   std::size_t row_bytes_;
   std::shared_ptr<const ref::Metadata> meta_;
@@ -114,6 +181,19 @@ class TorchImplementation : public sc::Implementation {
                                                at::Tensor(), marks, tb::build_options(c.options));
     return std::make_unique<TorchBuilt>(std::move(p), l, rows.row_bytes());
   }
+  std::unique_ptr<sc::Built> build_prepared(const ref::Rows& rows, const seqpack::conformance::Case& c,
+                                            ref::GraphMarks& marks, const ref::Layout& from) const override {
+    const at::Tensor from_und = at::tensor(at::ArrayRef<std::int64_t>(from.und_token_indexes), at::kLong);
+    const tb::SequencePackMetadata prepared =
+        tb::prepare_sequence_pack_metadata(from.sample_lens, from.split_lens, from.attn_modes, from_und);
+    const ref::Layout& l = c.layout;
+    const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
+    tb::SequencePack p =
+        tb::sequence_pack_from_packed_sequence(tensor_of(rows), l.attn_modes, l.split_lens, l.sample_lens, und,
+                                               at::Tensor(), marks, tb::build_options(c.options), prepared);
+    return std::make_unique<TorchBuilt>(std::move(p), l, rows.row_bytes());
+  }
+  std::vector<std::string> views() const override { return sc::oracle_views(); }
 };
 
 }  // namespace

@@ -320,6 +320,25 @@ TEST(TorchBindingArguments, APackWithoutMetadataIsRefused) {
   EXPECT_EQ(field_of([&] { tb::shard_pack(empty, 0, 1); }), "pack.meta");
 }
 
+// A sharded pack with a pad segment refuses the padded getters, as the
+// reference and the original do (found by the conformance view cp_local).
+TEST(TorchBindingArguments, PaddedGettersRefuseAShardWithAPadSegment) {
+  Fixture x;
+  ASSERT_TRUE(tb::has_pad_segment(x.pack));
+  const tb::SequencePack local = tb::shard_pack(x.pack, 0, 2);
+  const auto class_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const ref::Error& e) {
+      return std::string(ref::to_string(e.code()));
+    }
+    return std::string("ok");
+  };
+  EXPECT_EQ(class_of([&] { tb::get_causal_seq_padded(local); }), "sharded_pack");
+  EXPECT_EQ(class_of([&] { tb::get_full_only_seq_padded(local); }), "sharded_pack");
+  EXPECT_EQ(class_of([&] { tb::get_causal_seq_padded(x.pack); }), "ok");
+}
+
 TEST(TorchBindingArguments, ResultsHaveTheOriginalsDtypes) {
   Fixture x;
   EXPECT_EQ(x.pack.meta.sample_offsets().scalar_type(), at::kInt);

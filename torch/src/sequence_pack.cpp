@@ -297,6 +297,11 @@ std::tuple<at::Tensor, at::Tensor> get_full_only_seq(const SequencePack& pack) {
 std::tuple<at::Tensor, at::Tensor, std::int64_t> get_causal_seq_padded(const SequencePack& pack) {
   const ref::Metadata& m = device_meta(pack).summary;
   if (pack.pad_segment) {
+    // The pad-segment offsets describe the unsharded stream (as the reference).
+    if (pack.is_sharded) {
+      throw ref::Error(ref::Errc::sharded_pack, "pack.is_sharded",
+                       "get_causal_seq_padded: a sharded pack's pad-segment offsets describe the unsharded stream");
+    }
     return {pack.causal_seq, vector_tensor(pack.pad_segment->causal_seq_offsets, at::kInt),
             pack.pad_segment->max_causal_len};
   }
@@ -306,6 +311,11 @@ std::tuple<at::Tensor, at::Tensor, std::int64_t> get_causal_seq_padded(const Seq
 std::tuple<at::Tensor, at::Tensor, std::int64_t> get_full_only_seq_padded(const SequencePack& pack) {
   const ref::Metadata& m = device_meta(pack).summary;
   if (pack.pad_segment) {
+    // The pad-segment offsets describe the unsharded stream (as the reference).
+    if (pack.is_sharded) {
+      throw ref::Error(ref::Errc::sharded_pack, "pack.is_sharded",
+                       "get_full_only_seq_padded: a sharded pack's pad-segment offsets describe the unsharded stream");
+    }
     return {pack.full_only_seq, vector_tensor(pack.pad_segment->full_only_seq_offsets, at::kInt),
             pack.pad_segment->max_full_len};
   }

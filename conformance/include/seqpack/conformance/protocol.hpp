@@ -5,8 +5,12 @@
 #include <cstddef>
 #include <iosfwd>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "seqpack/conformance/case.hpp"
 #include "seqpack/reference/views.hpp"
@@ -29,31 +33,85 @@ inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 /// `{"runs":[first,count,step,...]}` (an extension a port may choose at hello).
 enum class Encoding { plain, runs };
 
-/// One implementation's built pack, as host data, with the views it computes.
+/// A stream with the offsets and maximum a padded getter returns.
+struct PaddedStream {
+  reference::Rows seq;
+  std::vector<std::int32_t> offsets;
+  std::int32_t max_len = 0;
+};
+
+/// Thrown by an optional operation that an implementation does not provide
+/// (it then does not declare the views that need it).
+class Unsupported : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+/// One implementation's built pack, as host data, and the operations of the
+/// original module on it (PROTOCOL.md, "Views"). Only pack(), all_seq_padded()
+/// and shard() are required; the others throw Unsupported unless overridden.
+/// Errors are reference::Error with the reference's classes.
 class Built {
  public:
   virtual ~Built() = default;
   virtual const reference::Pack& pack() const = 0;
   virtual reference::AllSeqPadded all_seq_padded() const = 0;
-  /// Rank `rank`'s shard; throws reference::Error (not_divisible) as shard_pack.
-  virtual reference::Pack shard(std::int64_t rank, std::int64_t world_size) const = 0;
+  /// Rank `rank`'s local pack; throws reference::Error (not_divisible) as shard_pack.
+  virtual std::unique_ptr<Built> shard(std::int64_t rank, std::int64_t world_size) const = 0;
+
+  virtual reference::Rows und_seq() const;
+  virtual reference::Rows gen_seq() const;
+  virtual reference::Rows all_seq() const;
+  virtual PaddedStream causal_padded() const;
+  virtual PaddedStream full_only_padded() const;
+  virtual bool has_pad_segment() const;
+  virtual std::pair<std::int64_t, std::int64_t> num_real_tokens() const;
+  virtual reference::PositionIds und_position_ids(const reference::PositionIds& ids) const;
+  virtual reference::PositionIds gen_position_ids(const reference::PositionIds& ids) const;
+  virtual void set_und_seq(const reference::Rows& value);
+  virtual void set_gen_seq(const reference::Rows& value);
+  virtual void set_all_seq(const reference::Rows& value);
+  virtual std::unique_ptr<Built> from_all_seq(const reference::Rows& packed) const;
+  virtual std::unique_ptr<Built> from_mode_splits(const reference::Rows& causal, const reference::Rows& full) const;
+  virtual std::unique_ptr<Built> from_und_gen_splits(const reference::Rows& und, const reference::Rows& gen) const;
+  /// `row_bytes`: the original's shape (-1, ...) as a row width.
+  virtual std::unique_ptr<Built> zeros_like(std::optional<std::size_t> row_bytes) const;
 };
 
 /// An implementation under conformance: builds a case's pack. Rows are the
-/// protocol's self-naming 4-byte rows. Throws reference::Error for rejected input.
+/// protocol's self-naming 4-byte rows (8-byte rows for the payload view).
+/// Throws reference::Error for rejected input.
 class Implementation {
  public:
   virtual ~Implementation() = default;
   virtual std::string name() const = 0;
   virtual std::unique_ptr<Built> build(const reference::Rows& rows, const conformance::Case& c,
                                        reference::GraphMarks& marks) const = 0;
+  /// Builds the case with metadata prepared from `prepared_from` (the
+  /// metadata_reuse view); throws Unsupported unless overridden.
+  virtual std::unique_ptr<Built> build_prepared(const reference::Rows& rows, const conformance::Case& c,
+                                                reference::GraphMarks& marks,
+                                                const reference::Layout& prepared_from) const;
+  /// The optional views and behaviours the implementation's port declares.
+  virtual std::vector<std::string> views() const;
 };
 
 /// The reference as an implementation.
 const Implementation& reference_implementation();
 
-/// Every optional view the oracle computes.
+/// Every optional view and behaviour the oracle computes (PROTOCOL.md):
+/// all_seq_padded, cp_shards, getters, position_ids, setters, derived,
+/// cp_local, metadata_reuse, payload, session, error_marks.
 const std::vector<std::string>& oracle_views();
+
+/// Padded rows (causal + full) above which a result carries no payload view.
+inline constexpr std::int64_t kMaxPayloadRows = std::int64_t{1} << 16;
+
+/// The bits of the payload view's packed row `t` (a float64; PROTOCOL.md).
+std::uint64_t payload_bits(std::int64_t t);
+
+/// Source `s`'s rows of PROTOCOL.md ("Foreign rows"): row k holds s * 2^26 + k + 1.
+reference::Rows foreign_rows(int source, std::size_t n);
 
 /// The reference's result for a case as one JSON line, with only `views`.
 std::string result_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views,
@@ -63,7 +121,19 @@ std::string result_line(const conformance::Case& c, const std::string& id, const
 std::string result_line(const Implementation& impl, const conformance::Case& c, const std::string& id,
                         const std::vector<std::string>& views, Encoding encoding);
 
-/// The oracle's side of a session: answers hello (choosing the runs encoding
+/// The reference's answer to a session request (PROTOCOL.md, "Sessions"):
+/// the steps' results in order, with the marks carried from step to step (the
+/// first step's graph_bounds set them). Step k's result id is "<id>/<k>".
+std::string session_line(const std::vector<conformance::Case>& steps, const std::string& id,
+                         const std::vector<std::string>& views, Encoding encoding = Encoding::plain);
+std::string session_line(const Implementation& impl, const std::vector<conformance::Case>& steps, const std::string& id,
+                         const std::vector<std::string>& views, Encoding encoding);
+/// The session request line for `steps`.
+std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id);
+std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id,
+                                 const std::vector<std::string>& views);
+
+/// The oracle's side of a port's conversation: answers hello (choosing the runs encoding
 /// when the runner offers it and `allow_runs`) and cases.
 class Oracle {
  public:
@@ -73,6 +143,8 @@ class Oracle {
   std::string handle(const std::string& line);
 
  private:
+  /// The implementation's views that a request asks for (all without "views").
+  std::vector<std::string> asked_views(const nlohmann::json& request) const;
   bool allow_runs_;
   const Implementation* impl_;
   Encoding encoding_ = Encoding::plain;
@@ -96,7 +168,21 @@ std::string handle_line(const std::string& line);
 std::string first_difference(const std::string& expected, const std::string& actual,
                              const std::vector<std::string>& views);
 
-/// The request line for a case.
+/// The request line for a case. With `views`, the request names the views
+/// the runner will compare for it ("views": PROTOCOL.md, "Optional views and
+/// requests"); a port may compute only those.
 std::string request_line(const conformance::Case& c, const std::string& id);
+std::string request_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views);
+
+/// Padded rows (causal + full) up to which the runner asks for every declared
+/// view; past it, only the first protocol's views and the behaviours.
+inline constexpr std::int64_t kAllViewsRows = 4096;
+
+/// The views the runner compares for a case (or a session's steps): every
+/// declared one when the case's padded streams hold at most kAllViewsRows
+/// rows, else only all_seq_padded, cp_shards, session and error_marks.
+std::vector<std::string> views_for(const conformance::Case& c, const std::vector<std::string>& declared);
+std::vector<std::string> views_for(const std::vector<conformance::Case>& steps,
+                                   const std::vector<std::string>& declared);
 
 }  // namespace seqpack::conformance

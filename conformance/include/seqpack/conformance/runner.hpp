@@ -36,7 +36,15 @@ struct Vector {
   std::string id;
   conformance::Case c;
   std::string expect;
+  std::vector<conformance::Case> steps;  ///< a session vector's cases (then `c` is unused)
 };
+
+/// The vector file format this build writes and reads (each line's "format";
+/// lines without one are format 1: no sessions, no views beyond the first two).
+inline constexpr const char* kVectorFormat = "seqpack-vectors/2";
+
+/// A vector as one line of the vector file.
+std::string vector_line(const Vector& v);
 
 /// Reads every *.jsonl file of `dir` (sorted by name). Throws on malformed lines.
 std::vector<Vector> read_vectors(const std::string& dir);
