@@ -226,8 +226,10 @@ class Port:
         for kind, i, name in GLOBALS:
             setattr(self.mod, name, int(bounds[kind][i]))
 
-    def marks(self):
-        stats = self.mod.get_padding_stats() if hasattr(self.mod, "get_padding_stats") else None
+    def marks(self, use_stats=True):
+        """The marks as the module's get_padding_stats reports them (the
+        globals themselves when it has none, or with use_stats=False)."""
+        stats = self.mod.get_padding_stats() if use_stats and hasattr(self.mod, "get_padding_stats") else None
         out = {"image": [0, 0], "video": [0, 0]}
         for kind, i, name in GLOBALS:
             out[kind][i] = int(stats[name] if stats is not None else getattr(self.mod, name))
@@ -491,12 +493,15 @@ class Port:
             und = torch.tensor(layout["und_token_indexes"], dtype=torch.int64)
             pack = self.build(packed, layout, und, kwargs)
             result = self.pack_fields(pack)
+            after = self.marks()
         except Exception as exc:  # noqa: BLE001 (the module's own checks, mapped to classes)
             out = {"type": "result", "id": cid, "ok": False}
             out.update(error_of(exc))
-            out["graph_bounds"] = self.marks()
+            try:
+                out["graph_bounds"] = self.marks()
+            except Exception:  # noqa: BLE001 (get_padding_stats itself failed: the error above says so)
+                out["graph_bounds"] = self.marks(use_stats=False)
             return out
-        after = self.marks()
         ctx = {"rows": rows, "opts": opts, "layout": layout, "und": und, "packed": packed, "kwargs": kwargs}
         out = {}
         for name in (self.asked(req) if views is None else views):
