@@ -100,21 +100,17 @@ int run_check(std::ostream& out, const CheckOptions& options) {
   ports.insert(ports.end(), paths.ports.begin(), paths.ports.end());
   if (paths.vectors_dir.empty()) out << "\nno golden vectors found (" << paths.source << "): random cases only\n";
   for (const auto& port : ports) {
-    for (const auto profile : {conformance::Profile::packer, conformance::Profile::strict}) {
-      conformance::ConformOptions co;
-      co.port = port.command;
-      co.profile = profile;
-      co.cases = options.time_s > 0 ? 0 : options.cases;
-      co.time_s = options.time_s;
-      co.seed = options.seed;
-      co.vectors_dir = profile == conformance::Profile::packer ? paths.vectors_dir : "";
-      out << "\nconformance: " << port.name << ", " << (profile == conformance::Profile::packer ? "packer" : "strict")
-          << " profile\n";
-      std::ostringstream err;
-      const int rc = conformance::run_conform(co, out, err);
-      out << err.str();
-      failed += rc == 0 ? 0 : 1;
-    }
+    conformance::ConformOptions co;  // both profiles, as `seqpack conform` by default
+    co.port = port.command;
+    co.cases = options.time_s > 0 ? 0 : options.cases;
+    co.time_s = options.time_s;
+    co.seed = options.seed;
+    co.vectors_dir = paths.vectors_dir;
+    out << "\nconformance: " << port.name << ", golden vectors, packer and strict profiles\n";
+    std::ostringstream err;
+    const int rc = conformance::run_conform(co, out, err);
+    out << err.str();
+    failed += rc == 0 ? 0 : 1;
   }
   out << "\ncheck: " << (failed == 0 ? "all passed" : std::to_string(failed) + " failed") << "\n";
   return failed;

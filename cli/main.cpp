@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "check.hpp"
+#include "paths.hpp"
 #include "print.hpp"
 #include "seqpack/common/version.hpp"
 #include "seqpack/conformance/case.hpp"
@@ -92,16 +93,23 @@ int main(int argc, char** argv) {
   oracle->add_flag("--plain", plain_only, "Answer in the plain encoding even when the runner offers runs");
 
   sc::ConformOptions co;
-  std::string profile = "packer";
+  std::string profile = "all";
+  bool no_vectors = false;
   CLI::App* conform = app.add_subcommand("conform", "Check a port against the reference");
   conform->add_option("--port", co.port, "The port's command line (run by /bin/sh -c)")->required();
-  conform->add_option("--profile", profile, "packer or strict")
-      ->check(CLI::IsMember({"packer", "strict"}))
+  conform
+      ->add_option("--profile", profile,
+                   "packer, strict, or all (the golden vectors, then packer, then strict random cases)")
+      ->check(CLI::IsMember({"packer", "strict", "all"}))
       ->capture_default_str();
-  conform->add_option("--cases", co.cases, "Random cases (0 with --time: until the time is up)")->capture_default_str();
-  conform->add_option("--time", co.time_s, "Stop the random cases after this many seconds");
+  conform->add_option("--cases", co.cases, "Random cases per profile (0 with --time: until the time is up)")
+      ->capture_default_str();
+  conform->add_option("--time", co.time_s, "Stop each profile's random cases after this many seconds");
   conform->add_option("--seed", co.seed, "Seed of the random cases")->capture_default_str();
-  conform->add_option("--vectors", co.vectors_dir, "Replay the golden vectors (*.jsonl) of this directory first");
+  conform->add_option("--vectors", co.vectors_dir,
+                      "Replay the golden vectors (*.jsonl) of this directory first (default: this build's or "
+                      "install's vectors)");
+  conform->add_flag("--no-vectors", no_vectors, "Do not replay any golden vectors");
   conform->add_option("--known-failures", co.known_failures,
                       "File of categories or vector:ID entries expected to fail");
   conform->add_option("--save-failures", co.save_failures, "Write each minimal failing case to this directory");
@@ -123,7 +131,13 @@ int main(int argc, char** argv) {
   }
   if (oracle->parsed()) return oracle_case.empty() ? run_oracle_loop(!plain_only) : run_oracle_case(oracle_case);
   if (conform->parsed()) {
-    co.profile = profile == "packer" ? sc::Profile::packer : sc::Profile::strict;
+    if (profile == "packer") co.profiles = {sc::Profile::packer};
+    if (profile == "strict") co.profiles = {sc::Profile::strict};
+    if (no_vectors) {
+      co.vectors_dir.clear();
+    } else if (co.vectors_dir.empty()) {
+      co.vectors_dir = seqpack::cli::find_paths(self_path()).vectors_dir;
+    }
     co.progress = isatty(2) != 0;
     co.offer_runs = !no_runs;
     return sc::run_conform(co, std::cout, std::cerr);

@@ -33,6 +33,7 @@ struct Pending {
   std::string expect;  // expected result line
   bool vector = false;
   std::vector<sp::Case> steps;  // a session's cases (PROTOCOL.md, "Sessions"); empty for a single case
+  std::vector<std::string> views = {};  // the views asked for and compared (views_for), set when sent
 };
 
 std::string request_of(const Pending& p, const std::vector<std::string>& views) {
@@ -238,30 +239,33 @@ class Runner {
       for (auto& v : vectors) {
         if (!v.steps.empty() && !sessions) continue;  // a session vector, for ports that declare sessions
         batch.push_back({v.id, v.c, v.expect, true, v.steps});
+        ++vectors_;
         if (batch.size() == kBatch) run_batch(batch);
       }
       run_batch(batch);
       finish_in_flight();
-      vectors_ = static_cast<std::int64_t>(vectors.size());
     }
-    const auto gen = sp::gen_case(o_.profile);
-    const auto gen_valid = sp::gen_valid_case(o_.profile);
     const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
-    std::vector<Pending> batch;
-    for (std::int64_t i = 0; o_.cases <= 0 ? o_.time_s > 0 : i < o_.cases; ++i) {
-      if (o_.time_s > 0 && seconds() > o_.time_s) break;
-      const std::uint64_t seed = o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i);
-      const std::string id = std::string(o_.profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) +
-                             "-" + std::to_string(i);
-      if (sessions && i % kSessionEvery == kSessionEvery - 1) {
-        batch.push_back({id, {}, "", false, session_steps(gen_valid, seed)});
-      } else {
-        sp::Case c = gen(rc::Random(seed), 100).value();
-        batch.push_back({id, c, "", false, {}});  // expected result computed while the port works
+    for (const sp::Profile profile : o_.profiles) {
+      const auto gen = sp::gen_case(profile);
+      const auto gen_valid = sp::gen_valid_case(profile);
+      const Clock::time_point profile_start = Clock::now();
+      std::vector<Pending> batch;
+      for (std::int64_t i = 0; o_.cases <= 0 ? o_.time_s > 0 : i < o_.cases; ++i) {
+        if (o_.time_s > 0 && std::chrono::duration<double>(Clock::now() - profile_start).count() > o_.time_s) break;
+        const std::uint64_t seed = o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i);
+        const std::string id = std::string(profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) +
+                               "-" + std::to_string(i);
+        if (sessions && i % kSessionEvery == kSessionEvery - 1) {
+          batch.push_back({id, {}, "", false, session_steps(gen_valid, seed)});
+        } else {
+          sp::Case c = gen(rc::Random(seed), 100).value();
+          batch.push_back({id, c, "", false, {}});  // expected result computed while the port works
+        }
+        if (batch.size() == kBatch) run_batch(batch);
       }
-      if (batch.size() == kBatch) run_batch(batch);
+      run_batch(batch);
     }
-    run_batch(batch);
     finish_in_flight();
     if (o_.progress) err_ << "\n";
     return summary();
@@ -327,13 +331,15 @@ class Runner {
     batch.clear();
     std::vector<std::string> lines;
     lines.reserve(in_flight_.size());
-    for (const Pending& p : in_flight_) lines.push_back(request_of(p, views_of(p, port_views_)));
+    for (Pending& p : in_flight_) {
+      p.views = views_of(p, port_views_);
+      lines.push_back(request_of(p, p.views));
+    }
     io_ = std::async(std::launch::async, [this, lines = std::move(lines)] { return exchange_all(lines); });
     for (Pending& p : in_flight_) {
       if (!p.expect.empty()) continue;
-      const std::vector<std::string> views = views_of(p, port_views_);
-      p.expect = p.steps.empty() ? result_line(p.c, p.id, views, port_encoding_)
-                                 : session_line(p.steps, p.id, views, port_encoding_);
+      p.expect = p.steps.empty() ? result_line(p.c, p.id, p.views, port_encoding_)
+                                 : session_line(p.steps, p.id, p.views, port_encoding_);
     }
   }
 
@@ -343,9 +349,9 @@ class Runner {
     for (const auto& m : io_messages_) err_ << m;
     io_messages_.clear();
     for (std::size_t k = 0; k < in_flight_.size(); ++k) {
-      record(in_flight_[k], outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text,
-                                                                   views_of(in_flight_[k], port_views_))
-                                                : outcome[k].text);
+      record(in_flight_[k], outcome[k].answered
+                                ? first_difference(in_flight_[k].expect, outcome[k].text, in_flight_[k].views)
+                                : outcome[k].text);
     }
     in_flight_.clear();
     progress();
@@ -476,7 +482,7 @@ class Runner {
     if (!o_.report.empty()) {
       json r = {{"port", port_.name()},
                 {"command", o_.port},
-                {"profile", o_.profile == sp::Profile::packer ? "packer" : "strict"},
+                {"profiles", profile_names()},
                 {"seed", o_.seed},
                 {"cases", ran_},
                 {"vectors", vectors_},
@@ -498,6 +504,12 @@ class Runner {
       std::ofstream(o_.report) << r.dump(2) << "\n";
     }
     return unexpected == 0 && now_passing.empty() ? 0 : 1;
+  }
+
+  std::vector<std::string> profile_names() const {
+    std::vector<std::string> names;
+    for (const sp::Profile p : o_.profiles) names.push_back(p == sp::Profile::packer ? "packer" : "strict");
+    return names;
   }
 
   const ConformOptions& o_;

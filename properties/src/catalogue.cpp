@@ -501,6 +501,27 @@ void roundtrip_from_all_seq(const Subject& subject) {
   const ref::Pack& p = subject.pack();
   const ref::Pack q = ref::from_all_seq(ref::get_all_seq(p), p);
   REQUIRE(q.causal_seq == p.causal_seq && q.full_only_seq == p.full_only_seq, "from_all_seq(get_all_seq) differs");
+  // Rows distinct from the source's: an implementation that returns the
+  // source's own streams fails here. They land where a build puts them.
+  Case other = subject.c();
+  other.data_seed = other.data_seed + 1;
+  const ref::Rows value = case_rows(other);
+  const ref::Pack r = ref::from_all_seq(value, p);
+  const ref::Metadata& m = *p.meta;
+  REQUIRE(r.causal_seq.rows() == p.causal_seq.rows() && r.full_only_seq.rows() == p.full_only_seq.rows(),
+          "from_all_seq changed the padded lengths");
+  for (std::size_t i = 0; i < r.causal_seq.rows(); ++i) {
+    const bool real = i < m.causal_indices.size();
+    REQUIRE(real ? rows_equal(r.causal_seq, i, value, static_cast<std::size_t>(m.causal_indices[i]))
+                 : row_is_zero(r.causal_seq, i),
+            "from_all_seq causal row " << i << (real ? " is not its packed row" : " (padding) is not zero"));
+  }
+  for (std::size_t i = 0; i < r.full_only_seq.rows(); ++i) {
+    const bool real = i < m.full_indices.size();
+    REQUIRE(real ? rows_equal(r.full_only_seq, i, value, static_cast<std::size_t>(m.full_indices[i]))
+                 : row_is_zero(r.full_only_seq, i),
+            "from_all_seq full row " << i << (real ? " is not its packed row" : " (padding) is not zero"));
+  }
 }
 
 void roundtrip_set_all_seq(const Subject& subject) {
@@ -768,7 +789,8 @@ std::vector<Property> make_catalogue() {
       {"marks.lengths_cover_marks", "NOTES 4.7: under graphs the lengths are at least the marks", true,
        marks_lengths_cover_marks},
       {"roundtrip.get_all_seq", "NOTES 7: get_all_seq is the input bit for bit", true, roundtrip_get_all_seq},
-      {"roundtrip.from_all_seq", "NOTES 7: from_all_seq(get_all_seq) gives the same streams", true,
+      {"roundtrip.from_all_seq",
+       "NOTES 7: from_all_seq(get_all_seq) gives the same streams; other rows land at their indices", true,
        roundtrip_from_all_seq},
       {"roundtrip.set_all_seq", "NOTES 7: set_all_seq writes real rows, padding untouched", true,
        roundtrip_set_all_seq},

@@ -104,7 +104,7 @@ RunResult conform(const std::string& port, sc::Profile profile, std::int64_t cas
                   const std::string& save = "", double timeout = 10) {
   sc::ConformOptions o;
   o.port = port;
-  o.profile = profile;
+  o.profiles = {profile};
   o.cases = cases;
   o.seed = 7;
   o.known_failures = known;

@@ -13,9 +13,11 @@ namespace seqpack::conformance {
 
 struct ConformOptions {
   std::string port;  ///< command line of the port
-  conformance::Profile profile = conformance::Profile::packer;
-  std::int64_t cases = 1000;  ///< random cases (0: vectors only)
-  double time_s = 0;          ///< stop random cases after this long (0: no limit)
+  /// The profiles whose random cases run, in order (default: both, so that
+  /// one run convicts what either profile would).
+  std::vector<conformance::Profile> profiles = {conformance::Profile::packer, conformance::Profile::strict};
+  std::int64_t cases = 1000;  ///< random cases per profile (0: vectors only, or --time)
+  double time_s = 0;          ///< stop each profile's random cases after this long (0: no limit)
   std::uint64_t seed = 1;
   std::string vectors_dir;     ///< replay *.jsonl golden vectors first
   std::string known_failures;  ///< file of expected-to-fail categories / vector ids
