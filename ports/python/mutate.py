@@ -27,7 +27,8 @@ Operators:
                 und <-> gen, image <-> video (e.g. `_causal_indices` <-> `_full_indices`)
   drop-stmt     a statement replaced by `pass`
   drop-assert   an assert replaced by `pass`
-  swap-args     two adjacent positional arguments, or two adjacent keyword
+  swap-args     two adjacent positional arguments (not of max, min, lcm, gcd,
+                whose order cannot matter), or two adjacent keyword
                 arguments' values, exchanged
   call          `max` <-> `min`; `math.lcm` -> `max`, `math.lcm` -> `math.gcd`
 
@@ -299,7 +300,9 @@ class Collector:
             self.add("call", path + [("func", None)], node, "`math.lcm(...)` -> `math.gcd(...)`",
                      lambda old: ast.copy_location(ast.Attribute(value=old.value, attr="gcd", ctx=ast.Load()), old))
         args = node.args
-        if not any(isinstance(a, ast.Starred) for a in args):
+        commutative = (isinstance(f, ast.Name) and f.id in ("max", "min")) or \
+            (isinstance(f, ast.Attribute) and f.attr in ("lcm", "gcd"))
+        if not commutative and not any(isinstance(a, ast.Starred) for a in args):
             for i in range(len(args) - 1):
                 self.add("swap-args", path, node, "arguments %d and %d of `%s`" % (i + 1, i + 2, short(node, 50)),
                          lambda old, i=i: swapped_args(old, i))

@@ -31,6 +31,7 @@ import concurrent.futures
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -108,8 +109,8 @@ def md(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seqpack", required=True)
-    ap.add_argument("--original", default=os.environ.get("SEQPACK_ORIGINAL") or
-                    os.path.join(ROOT, "..", "shared", "spec", "000_a9109b401b6808be.txt"))
+    ap.add_argument("--original", default=os.path.join(ROOT, "..", "shared", "spec", "000_a9109b401b6808be.txt"),
+                    help="the original module (SEQPACK_ORIGINAL in the environment wins)")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "python-mutation"))
@@ -120,6 +121,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per conform run")
     ap.add_argument("--only", nargs="*", default=None, help="run these mutant ids only")
     args = ap.parse_args()
+    args.original = os.environ.get("SEQPACK_ORIGINAL") or args.original
 
     if not os.path.isfile(args.original):
         print("skipped: the original module %s is absent (SEQPACK_ORIGINAL names it)" % args.original)
@@ -140,6 +142,9 @@ def main():
             return 2
         mutants = [m for m in mutants if m.id in set(args.only)]
     os.makedirs(os.path.join(args.work, "mutants"), exist_ok=True)
+    # A copy of the runner, so that the build may change while this runs.
+    shutil.copy2(args.seqpack, os.path.join(args.work, "seqpack"))
+    args.seqpack = os.path.join(args.work, "seqpack")
     path_of = {}
     for m in mutants:
         path_of[m.id] = os.path.join(args.work, "mutants", m.id.replace(":", "_") + ".py")

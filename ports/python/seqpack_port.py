@@ -229,10 +229,13 @@ class Port:
     def marks(self, use_stats=True):
         """The marks as the module's get_padding_stats reports them (the
         globals themselves when it has none, or with use_stats=False)."""
-        stats = self.mod.get_padding_stats() if use_stats and hasattr(self.mod, "get_padding_stats") else None
+        read = (lambda name: getattr(self.mod, name))
+        if use_stats and hasattr(self.mod, "get_padding_stats"):
+            stats = self.mod.get_padding_stats()
+            read = stats.__getitem__
         out = {"image": [0, 0], "video": [0, 0]}
         for kind, i, name in GLOBALS:
-            out[kind][i] = int(stats[name] if stats is not None else getattr(self.mod, name))
+            out[kind][i] = int(read(name))
         return out
 
     # --- inputs --------------------------------------------------------------

@@ -70,12 +70,13 @@ def vectors_requests(vectors_dir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--original", default=os.environ.get("SEQPACK_ORIGINAL") or
-                    os.path.join(ROOT, "..", "shared", "spec", "000_a9109b401b6808be.txt"))
+    ap.add_argument("--original", default=os.path.join(ROOT, "..", "shared", "spec", "000_a9109b401b6808be.txt"),
+                    help="the original module (SEQPACK_ORIGINAL in the environment wins)")
     ap.add_argument("--vectors", default=os.path.join(ROOT, "conformance", "vectors"))
     ap.add_argument("--unreachable", default=os.path.join(HERE, "spec_unreachable.txt"))
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "python-coverage"))
     args = ap.parse_args()
+    args.original = os.environ.get("SEQPACK_ORIGINAL") or args.original
     if not os.path.isfile(args.original):
         print("skipped: the original module %s is absent (SEQPACK_ORIGINAL names it)" % args.original)
         return 77
