@@ -5,8 +5,8 @@ Runs every mutant of ports/python/mutate.py through the Python adapter and
 `seqpack conform` (the golden vectors and the default random budget, as
 `seqpack conform` runs by default, with the original's known failures),
 stopping each run at its first unexpected failure, and writes a Markdown
-table: each mutant killed, survived or equivalent, with the case that killed
-it or the reason it is equivalent.
+table: each mutant killed, survived, equivalent or unobservable, with the
+case that killed it or the reason it cannot be killed.
 
 Usage:
   mutation_score.py --seqpack BIN [--original FILE] [--seeds 1,2,3] [--jobs 2]
@@ -18,12 +18,15 @@ mutant from the original, and the script stops (exit 2).
 
 A mutant killed by a golden vector is killed at every seed (the vectors are
 replayed first, identically, whatever the seed), so only the first seed runs
-it; the table says so. Equivalent mutants (the reviewed list in
-equivalent_mutants.txt: `<id> <reason>`, one a line) run at the first seed
-only, to show that they survive; one that is killed is not equivalent.
+it; the table says so. The reviewed list equivalent_mutants.txt names, with a
+reason, each mutant that cannot be killed: `<id> equivalent: <reason>` (it
+computes what the original computes wherever the API can be called) or
+`<id> unobservable: <reason>` (it differs, but only where the protocol never
+looks, e.g. a precondition no request can break). Those run at the first seed
+only, to show that they survive; one that is killed does not belong there.
 
-Exit 0 when every non-equivalent mutant is killed at every seed, every
-equivalent one survives, and every listed id names a mutant; else 1.
+Exit 0 when every unlisted mutant is killed at every seed, every listed one
+survives, and every listed id names a mutant; else 1.
 Results: DIR/mutation.md (the table) and DIR/mutation.json.
 """
 import argparse
@@ -54,9 +57,11 @@ def read_equivalents(path):
             if not line or line.startswith("#"):
                 continue
             ident, _, reason = line.partition(" ")
-            if not reason.strip():
-                raise SystemExit("%s:%d: %s has no reason" % (path, n, ident))
-            out[ident] = reason.strip()
+            kind, _, why = reason.strip().partition(":")
+            if kind not in ("equivalent", "unobservable") or not why.strip():
+                raise SystemExit("%s:%d: expected `<id> equivalent: <reason>` or `<id> unobservable: <reason>`"
+                                 % (path, n))
+            out[ident] = (kind, why.strip())
     return out
 
 
@@ -102,6 +107,16 @@ def conform(seqpack, module, seed, vectors, known, extra, timeout):
     return "killed", " / ".join(tail)[:300], seconds
 
 
+def record(results, by_vector, ident, seed, outcome):
+    """Keeps one run's outcome; a kill by a golden vector (an id that is not
+    the seed's random "p<seed>-"/"s<seed>-") holds at every seed."""
+    results[ident][seed] = outcome
+    verdict, detail = outcome[0], outcome[1]
+    if verdict == "killed" and detail.startswith("FAIL ") and \
+            not detail.split()[1].startswith(("p%d-" % seed, "s%d-" % seed)):
+        by_vector.add(ident)
+
+
 def md(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -119,7 +134,9 @@ def main():
     ap.add_argument("--known-failures", default=os.path.join(HERE, "original.known_failures"))
     ap.add_argument("--conform-args", default="", help="more options for seqpack conform, e.g. \"--cases 500\"")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per conform run")
-    ap.add_argument("--only", nargs="*", default=None, help="run these mutant ids only")
+    ap.add_argument("--only", nargs="+", default=None, help="run these mutant ids only")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the verdicts DIR/runs.jsonl holds from an interrupted run (same module and suite)")
     args = ap.parse_args()
     args.original = os.environ.get("SEQPACK_ORIGINAL") or args.original
 
@@ -157,7 +174,8 @@ def main():
     run = lambda module, seed: conform(args.seqpack, module, seed, args.vectors, args.known_failures, extra,  # noqa
                                        args.timeout)
     started = time.monotonic()
-    print("%d mutants (%d listed equivalent), seeds %s, %d jobs" % (len(mutants), len(equivalents), seeds, args.jobs))
+    print("%d mutants (%d listed as equivalent or unobservable), seeds %s, %d jobs"
+          % (len(mutants), len(equivalents), seeds, args.jobs))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for seed, (verdict, detail, secs) in zip(seeds, pool.map(lambda s: run(base, s), seeds)):
             print("unmutated module, seed %d: %s in %.0f s %s" % (seed, verdict, secs, detail))
@@ -169,25 +187,35 @@ def main():
         by_vector = set()
         done = [0]
         lock = threading.Lock()
+        log_path = os.path.join(args.work, "runs.jsonl")
+        if args.resume and os.path.exists(log_path):
+            with open(log_path, encoding="utf-8") as f:
+                for line in f:
+                    r = json.loads(line)
+                    if r["id"] in results and r["seed"] in seeds:
+                        record(results, by_vector, r["id"], r["seed"], (r["verdict"], r["detail"], r["seconds"]))
+        log = open(log_path, "a" if args.resume else "w", encoding="utf-8")
 
         def job(m, seed):
             verdict, detail, secs = run(path_of[m.id], seed)
             with lock:
-                results[m.id][seed] = (verdict, detail, secs)
-                if verdict == "killed" and " [" in detail and not detail.split()[1].startswith(("p%d-" % seed,
-                                                                                                "s%d-" % seed)):
-                    by_vector.add(m.id)
+                record(results, by_vector, m.id, seed, (verdict, detail, secs))
+                log.write(json.dumps({"id": m.id, "seed": seed, "verdict": verdict, "detail": detail,
+                                      "seconds": secs}) + "\n")
+                log.flush()
                 done[0] += 1
                 if done[0] % 25 == 0:
                     print("  %d runs, %.0f s" % (done[0], time.monotonic() - started), flush=True)
 
         for i, seed in enumerate(seeds):
-            todo = [m for m in mutants if (i == 0 or (m.id not in equivalents and m.id not in by_vector))]
+            todo = [m for m in mutants if seed not in results[m.id] and
+                    (i == 0 or (m.id not in equivalents and m.id not in by_vector))]
             list(pool.map(lambda m: job(m, seed), todo))
+        log.close()
     elapsed = time.monotonic() - started
 
     rows, problems = [], []
-    killed = survived = equivalent = 0
+    killed = survived = equivalent = unobservable = 0
     kill_times = []
     for m in mutants:
         r = m.record()
@@ -202,12 +230,14 @@ def main():
                 cells.append("-")
         first = res[seeds[0]]
         if m.id in equivalents:
-            status = "equivalent"
-            note = equivalents[m.id]
+            status, note = equivalents[m.id]
             if first[0] != "survived":
-                status = "NOT EQUIVALENT"
-                problems.append("%s is listed as equivalent but was %s: %s" % (m.id, first[0], first[1]))
-            equivalent += 1
+                problems.append("%s is listed as %s but was %s: %s" % (m.id, status, first[0], first[1]))
+                status = "LISTED BUT " + first[0].upper()
+            elif status == "equivalent":
+                equivalent += 1
+            else:
+                unobservable += 1
         elif all(res.get(s, ("killed",))[0] == "killed" for s in seeds):
             status, note = "killed", first[1]
             killed += 1
@@ -221,15 +251,16 @@ def main():
                                                             note))
         rows.append((m, r, cells, status, note))
     for ident in stale:
-        problems.append("%s is listed as equivalent but names no mutant (remove it)" % ident)
+        problems.append("%s is listed in %s but names no mutant (remove it)" % (ident, args.equivalents))
 
     scored = killed + survived
     kill_times.sort()
     with open(os.path.join(args.work, "mutation.md"), "w", encoding="utf-8") as f:
         f.write("# Mutation proof: the original module through the adapter and `seqpack conform`\n\n")
-        f.write("%d mutants: %d killed, %d survived, %d equivalent; score %d/%d non-equivalent killed at seeds %s. "
-                "%.0f s with %d jobs.\n\n" % (len(mutants), killed, survived, equivalent, killed, scored,
-                                              ", ".join(map(str, seeds)), elapsed, args.jobs))
+        f.write("%d mutants: %d killed, %d survived, %d equivalent, %d unobservable by the protocol (listed with "
+                "reasons); score %d/%d of the others killed at seeds %s. %.0f s with %d jobs.\n\n"
+                % (len(mutants), killed, survived, equivalent, unobservable, killed, scored,
+                   ", ".join(map(str, seeds)), elapsed, args.jobs))
         if kill_times:
             f.write("Time to the first verdict of a killed mutant (first seed): median %.1f s, max %.1f s.\n\n"
                     % (kill_times[len(kill_times) // 2], kill_times[-1]))
@@ -241,12 +272,13 @@ def main():
                                                                  " | ".join(cells), status, md(note)[:240]))
     with open(os.path.join(args.work, "mutation.json"), "w", encoding="utf-8") as f:
         json.dump({"mutants": len(mutants), "killed": killed, "survived": survived, "equivalent": equivalent,
+                   "unobservable": unobservable,
                    "seeds": seeds, "seconds": elapsed, "problems": problems,
                    "results": {m.id: {"record": r, "status": status, "note": note,
                                       "runs": {str(s): results[m.id][s] for s in results[m.id]}}
                                for m, r, cells, status, note in rows}}, f, indent=1)
-    print("mutation score: %d/%d non-equivalent mutants killed at seeds %s (%d equivalent); %.0f s" %
-          (killed, scored, ",".join(map(str, seeds)), equivalent, elapsed))
+    print("mutation score: %d/%d mutants killed at seeds %s (%d more equivalent, %d unobservable by the protocol); "
+          "%.0f s" % (killed, scored, ",".join(map(str, seeds)), equivalent, unobservable, elapsed))
     print("table: %s" % os.path.join(args.work, "mutation.md"))
     for p in problems:
         print("PROBLEM: " + p)
