@@ -2,7 +2,8 @@
 # The overnight fuzzing job: builds the fuzz (libFuzzer, ASan + UBSan),
 # fuzz-fast (libFuzzer, no sanitizer) and coverage presets, then runs
 # fuzz/overnight.py (every target for --time seconds with --jobs workers, in
-# rounds alternating the two builds; merge, triage, coverage, report).
+# rounds alternating the two builds; merge, triage, coverage, report), then the
+# original's mutation proof (ctest -L conformance-mutation).
 #   fuzz/overnight.sh [--time SECONDS_PER_TARGET] [--jobs N] [--round SECONDS] [--state DIR] [--resume] [--targets T...]
 # Report: <state>/report.md and report.json (default state build/fuzz-overnight).
 set -euo pipefail
@@ -12,4 +13,14 @@ for preset in fuzz fuzz-fast coverage; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
 done
-exec python3 fuzz/overnight.py "$@"
+status=0
+python3 fuzz/overnight.py "$@" || status=$?
+# Then the mutation proof on the original module (ctest label
+# conformance-mutation, hours on 2 cores, so here and not in CI); skipped with
+# SEQPACK_OVERNIGHT_MUTATION=0. Its table: build/default/python-mutation/mutation.md.
+if [[ "${SEQPACK_OVERNIGHT_MUTATION:-1}" != 0 ]]; then
+  cmake --preset default >/dev/null
+  cmake --build --preset default --target seqpack
+  ctest --preset default -L conformance-mutation --output-on-failure || status=1
+fi
+exit "$status"

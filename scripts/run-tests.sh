@@ -12,5 +12,8 @@ for preset in "${presets[@]}"; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
   # The mutation check builds its own Release copies; once (default) is enough.
-  if [[ "$preset" == default ]]; then ctest --preset "$preset"; else ctest --preset "$preset" -LE "mutation|package"; fi
+  # The original's mutation proof (label conformance-mutation) takes hours: the
+  # overnight job runs it (fuzz/overnight.sh).
+  if [[ "$preset" == default ]]; then ctest --preset "$preset" -LE conformance-mutation
+  else ctest --preset "$preset" -LE "mutation|package"; fi
 done
