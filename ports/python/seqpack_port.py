@@ -306,12 +306,6 @@ class Port:
             return classify(exc)
         return "ok"
 
-    @staticmethod
-    def both_refused(und, gen):
-        """One class for the und and gen position-id calls: theirs when they
-        agree, else a text naming both (which no expectation holds)."""
-        return und if und == gen else "und=%s, gen=%s" % (und, gen)
-
     # --- the case and its views ---------------------------------------------
 
     def pack_fields(self, pack):
@@ -435,8 +429,8 @@ class Port:
                     e["refused"] = {
                         "all_seq": self.refusal(lambda: m.get_all_seq(local)),
                         "all_seq_padded": self.refusal(lambda: m.get_all_seq_padded(local)),
-                        "position_ids": self.both_refused(self.refusal(lambda: m.get_und_position_ids(ids, local)),
-                                                          self.refusal(lambda: m.get_gen_position_ids(ids, local))),
+                        "position_ids": self.refusal(lambda: m.get_und_position_ids(ids, local)),
+                        "gen_position_ids": self.refusal(lambda: m.get_gen_position_ids(ids, local)),
                         "causal_padded": self.refusal(lambda: m.get_causal_seq_padded(local)),
                         "full_only_padded": self.refusal(lambda: m.get_full_only_seq_padded(local)),
                     }
@@ -455,6 +449,18 @@ class Port:
                 out["mismatching"] = "ok"
             except Exception as exc:  # noqa: BLE001
                 out["mismatching"] = classify(exc)
+            splits = list(layout["split_lens"])
+            cut = next((i for i, n in enumerate(splits) if int(n) >= 2), None)
+            if cut is not None:  # the first split of 2+ rows cut into 1 and the rest, same mode
+                other = dict(layout)
+                other["split_lens"] = splits[:cut] + [1, int(splits[cut]) - 1] + splits[cut + 1:]
+                modes = list(layout["attn_modes"])
+                other["attn_modes"] = modes[:cut + 1] + [modes[cut]] + modes[cut + 1:]
+                try:
+                    self.build(ctx["packed"], other, ctx["und"], ctx["kwargs"], prepared=meta)
+                    out["mismatching_splits"] = "ok"
+                except Exception as exc:  # noqa: BLE001
+                    out["mismatching_splits"] = classify(exc)
             return out
         if name == "payload":
             p = self.build(self.payload_rows(ctx["rows"]), ctx["layout"], ctx["und"], ctx["kwargs"])
