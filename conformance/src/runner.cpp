@@ -164,26 +164,10 @@ std::vector<sp::Case> smaller_cases(const sp::Case& c) {
     if (sp::to_json(k) != sp::to_json(c)) out.push_back(std::move(k));
   };
 
-  // On an edge: keep each stream's length while the samples merge, then move
-  // the stream to smaller edges.
+  // On an edge: move the stream to smaller edges, then merge the samples
+  // (each stream's length kept).
   const std::vector<StreamEdge> edges = owned.empty() ? std::vector<StreamEdge>{} : edges_of(c);
   if (!edges.empty()) {
-    // Into `keep` samples: sample s is added to sample s % keep, split for
-    // split (every sample has the same modes). All into one, then into half.
-    const auto fold = [&](std::size_t keep) {
-      sp::Case k = c;
-      const std::size_t per = owned[0].second - owned[0].first;
-      for (std::size_t s = keep; s < L.sample_lens.size(); ++s) {
-        k.layout.sample_lens[s % keep] += L.sample_lens[s];
-        for (std::size_t j = 0; j < per; ++j) k.layout.split_lens[(s % keep) * per + j] += L.split_lens[s * per + j];
-      }
-      k.layout.sample_lens.resize(keep);
-      k.layout.split_lens.resize(keep * per);
-      k.layout.attn_modes.resize(keep * per);
-      finish(k);
-    };
-    if (same_modes && L.sample_lens.size() >= 2) fold(1);
-    if (same_modes && L.sample_lens.size() >= 3) fold((L.sample_lens.size() + 1) / 2);
     // Fewer rows on the edge's stream, taken from its last splits.
     const auto drop_rows = [&](bool full, std::int64_t rows) {
       sp::Case k = c;
@@ -201,6 +185,22 @@ std::vector<sp::Case> smaller_cases(const sp::Case& c) {
     for (const StreamEdge& se : edges) {
       for (const std::int64_t smaller : smaller_edges(se.edge)) drop_rows(se.full, se.edge.at - smaller);
     }
+    // Into `keep` samples: sample s is added to sample s % keep, split for
+    // split (every sample has the same modes). All into one, then into half.
+    const auto fold = [&](std::size_t keep) {
+      sp::Case k = c;
+      const std::size_t per = owned[0].second - owned[0].first;
+      for (std::size_t s = keep; s < L.sample_lens.size(); ++s) {
+        k.layout.sample_lens[s % keep] += L.sample_lens[s];
+        for (std::size_t j = 0; j < per; ++j) k.layout.split_lens[(s % keep) * per + j] += L.split_lens[s * per + j];
+      }
+      k.layout.sample_lens.resize(keep);
+      k.layout.split_lens.resize(keep * per);
+      k.layout.attn_modes.resize(keep * per);
+      finish(k);
+    };
+    if (same_modes && L.sample_lens.size() >= 2) fold(1);
+    if (same_modes && L.sample_lens.size() >= 3) fold((L.sample_lens.size() + 1) / 2);
     // The other stream, or both, emptied while the edge stays.
     for (const bool full : {false, true}) {
       sp::Case k = c;

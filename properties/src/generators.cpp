@@ -2,8 +2,8 @@
 #include "seqpack/properties/generators.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <numeric>
+#include <tuple>
 
 #include "seqpack/properties/spec.hpp"
 
@@ -115,10 +115,10 @@ std::int64_t edge_need(std::int64_t a, std::int64_t cp, bool graphs) {
   std::int64_t at = 0;
   switch (*gen::weightedElement<int>({{4, 0}, {2, 1}, {3, 2}})) {
     case 0:
-      at = *gen::weightedElement<std::int64_t>({{3, 2048}, {2, 4096}, {2, 8192}, {2, 16384}});
+      at = *gen::weightedElement<std::int64_t>({{4, 2048}, {2, 4096}, {1, 8192}, {1, 16384}});
       break;
     case 1: {
-      const Tier t = kTiers[*gen::inRange<std::size_t>(0, std::size(kTiers))];
+      const Tier t = kTiers[*gen::weightedElement<std::size_t>({{3, 0}, {2, 1}, {1, 2}, {1, 3}, {1, 4}})];
       std::int64_t step = spec_step(t.high, cp, true, a);
       if (step > t.high - t.low) step = spec_bucket(t.high);  // one multiple or none: the bucket's own
       at = step * *gen::inRange<std::int64_t>(t.low / step + 1, t.high / step + 1);
@@ -128,7 +128,7 @@ std::int64_t edge_need(std::int64_t a, std::int64_t cp, bool graphs) {
       std::int64_t e = spec_lcm(a, cp);
       const std::int64_t target =
           coin(1, 1) ? std::min(e * *gen::inRange<std::int64_t>(1, 9), std::max<std::int64_t>(e, 24576))
-                     : *gen::inRange<std::int64_t>(1, 20000);
+                     : *gen::inRange<std::int64_t>(1, 8193);
       if (graphs && coin(1, 1)) {
         const std::int64_t step = spec_step(target, cp, true, a);
         if (step <= 24576) e = step;
@@ -138,6 +138,19 @@ std::int64_t edge_need(std::int64_t a, std::int64_t cp, bool graphs) {
     }
   }
   return at + *gen::weightedElement<std::int64_t>({{2, 0}, {1, -1}, {1, 1}});
+}
+
+// A stream's alignment and rows for a boundary-directed case: its need (rows
+// plus `reserve`) on an edge (edge_need), with the padded stream kept within
+// three times the need plus 8192 rows; a large odd alignment times the bucket
+// and cp (129 x 7 x 1024) would pad it to a million rows. Such an alignment
+// gives way to a small one, then to 1 (and the edge is drawn again).
+std::pair<std::int64_t, std::int64_t> edge_stream(std::int64_t a, std::int64_t cp, bool graphs, std::int64_t reserve) {
+  for (int attempt = 0;; ++attempt) {
+    const std::int64_t need = std::max(reserve, edge_need(a, cp, graphs));
+    if (attempt == 2 || spec_padded(need, cp, graphs, a) <= 3 * need + 8192) return {a, need - reserve};
+    a = attempt == 0 ? *gen::element<std::int64_t>(3, 5, 6, 7, 12) : 1;
+  }
 }
 
 // A stream length on a multiple of everything that pads it: lcm(alignment,
@@ -189,8 +202,10 @@ Case packer_case() {
       // the reserved row is known before the lengths are.
       o.pad_segment_only_when_padded = pairs && o.pad_for_cuda_graphs && coin(1, 2);
       const std::int64_t reserve = pairs ? 1 : 0;
-      const auto edge_total = [&](std::int64_t a) {
-        return std::max<std::int64_t>(0, edge_need(a, o.cp_world_size, o.pad_for_cuda_graphs) - reserve);
+      const auto edge_total = [&](std::int64_t& a) {
+        std::int64_t total = 0;
+        std::tie(a, total) = edge_stream(a, o.cp_world_size, o.pad_for_cuda_graphs, reserve);
+        return total;
       };
       enum { on_full, on_causal, on_both };
       const int on = pairs ? *gen::weightedElement<int>({{2, on_full}, {1, on_causal}, {1, on_both}}) : on_full;

@@ -35,7 +35,15 @@ int main() {
         // Not a case the fault applies to: answered as the oracle answers it.
       }
     }
-    std::cout << seqpack::conformance::handle_line(request) << "\n" << std::flush;
+    std::string answer = seqpack::conformance::handle_line(request);
+    if (req.is_object() && req.value("type", "") == "hello") {
+      // No optional views: the pack alone is compared, which is where the
+      // fault shows (and the runner's own tests stay quick).
+      nlohmann::json hello = nlohmann::json::parse(answer);
+      hello["views"] = nlohmann::json::array();
+      answer = hello.dump();
+    }
+    std::cout << answer << "\n" << std::flush;
   }
   return 0;
 }
