@@ -151,11 +151,13 @@ class Answers(unittest.TestCase):
     def test_local_packs_refuse_what_needs_the_whole_pack(self):
         shards = self.port.answer(case(cp_world_size=2))["views"]["cp_local"][0]["shards"]
         self.assertEqual(shards[0]["refused"], dict.fromkeys(
-            ["all_seq", "all_seq_padded", "position_ids", "causal_padded", "full_only_padded"], "sharded_pack"))
+            ["all_seq", "all_seq_padded", "position_ids", "gen_position_ids", "causal_padded", "full_only_padded"],
+            "sharded_pack"))
         self.assertEqual([s["num_real_tokens"] for s in shards], [[2, 2], [0, 0]])
 
     def test_metadata_of_another_layout_is_refused(self):
-        self.assertEqual(self.port.answer(case())["views"]["metadata_reuse"]["mismatching"], "metadata_mismatch")
+        reuse = self.port.answer(case())["views"]["metadata_reuse"]
+        self.assertEqual(reuse["mismatching"], "metadata_mismatch")
 
     def test_a_session_carries_the_marks_from_step_to_step(self):
         big = case(pad_for_cuda_graphs=True, graph_bounds={"image": [0, 0], "video": [0, 0]})
