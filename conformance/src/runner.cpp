@@ -632,7 +632,7 @@ class Runner {
 
   std::vector<std::string> profile_names() const {
     std::vector<std::string> names;
-    for (const sp::Profile p : o_.profiles) names.push_back(p == sp::Profile::packer ? "packer" : "strict");
+    for (const sp::Profile p : o_.profiles) names.emplace_back(p == sp::Profile::packer ? "packer" : "strict");
     return names;
   }
 
