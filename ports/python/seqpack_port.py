@@ -37,7 +37,11 @@ What the adapter does of its own, and nothing more:
   - maps the module's exceptions to protocol error classes by their messages;
     anything else is reported as `unclassified` with the exception text;
   - refuses cases that would allocate more than 2^24 rows (`adapter_limit`),
-    since the original would try to allocate them.
+    since the original would try to allocate them, and, on torch < 2.0,
+    negative sample lengths (`adapter_limit`): torch 1.13's repeat_interleave
+    with output_size, as the module calls it, writes out of bounds on them
+    and corrupts the process's heap (later answers could be wrong, not just
+    that one lost).
 """
 import base64
 import inspect
@@ -200,6 +204,7 @@ class Port:
             self.views.remove("metadata_reuse")
         self.behaviours = ["error_marks", "session"]
         self.runs = False
+        self.old_torch = int(torch.__version__.split(".")[0]) < 2
 
     # --- integer arrays, in the encoding the hello chose ----------------------
 
@@ -290,10 +295,15 @@ class Port:
         return out
 
     def zeros_summary(self, pack):
+        """Z of PROTOCOL.md. Both streams have the pack's row shape; streams
+        that disagree get a columns text naming both, which no expectation holds."""
         c, f = pack["causal_seq"], pack["full_only_seq"]
         nonzero = sum(int(self.np.count_nonzero(t.contiguous().numpy().view(self.np.uint8))) for t in (c, f))
-        return {"causal_len": int(c.shape[0]), "full_only_len": int(f.shape[0]),
-                "columns": int(math.prod(c.shape[1:])), "nonzero": nonzero}
+        columns = int(math.prod(c.shape[1:]))
+        if tuple(c.shape[1:]) != tuple(f.shape[1:]) or c.dtype != f.dtype:
+            columns = "causal %s %s, full_only %s %s" % (tuple(c.shape[1:]), c.dtype, tuple(f.shape[1:]), f.dtype)
+        return {"causal_len": int(c.shape[0]), "full_only_len": int(f.shape[0]), "columns": columns,
+                "nonzero": nonzero}
 
     def padded_view(self, triple):
         seq, offsets, max_len = triple
@@ -497,6 +507,10 @@ class Port:
             big = [rows] + stream_bounds(layout, opts) + [abs(v) for kind in ("image", "video") for v in current[kind]]
             if max(big) > LIMIT or sum(abs(int(v)) for v in layout["sample_lens"]) > LIMIT:
                 raise Refusal("adapter_limit", "the case would allocate more than %d rows" % LIMIT)
+            if self.old_torch and any(int(v) < 0 for v in layout["sample_lens"]):
+                raise Refusal("adapter_limit", "a negative sample length: torch < 2.0's repeat_interleave, called "
+                              "with output_size as the module calls it, writes out of bounds on one (heap "
+                              "corruption), so the adapter does not pass it")
             torch = self.torch
             packed = torch.arange(1, rows + 1, dtype=torch.int64).unsqueeze(1)
             und = torch.tensor(layout["und_token_indexes"], dtype=torch.int64)

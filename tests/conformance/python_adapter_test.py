@@ -158,6 +158,11 @@ class Answers(unittest.TestCase):
     def test_metadata_of_another_layout_is_refused(self):
         reuse = self.port.answer(case())["views"]["metadata_reuse"]
         self.assertEqual(reuse["mismatching"], "metadata_mismatch")
+        self.assertNotIn("mismatching_splits", reuse)  # no split of 2 rows to cut
+        two = case()
+        two["layout"]["split_lens"] = [1, 1, 2, 0]
+        reuse = self.port.answer(two)["views"]["metadata_reuse"]
+        self.assertEqual((reuse["mismatching"], reuse["mismatching_splits"]), ("metadata_mismatch",) * 2)
 
     def test_a_session_carries_the_marks_from_step_to_step(self):
         big = case(pad_for_cuda_graphs=True, graph_bounds={"image": [0, 0], "video": [0, 0]})
@@ -177,6 +182,22 @@ class Answers(unittest.TestCase):
         r = self.port.answer(e7)
         self.assertEqual((r["ok"], r["error"]), (False, "pad_segment_pairing"))
         self.assertEqual(r["graph_bounds"]["video"], [128, 128])
+
+    def test_a_negative_sample_length_never_reaches_torch_1(self):
+        if not self.port.old_torch:
+            self.skipTest("torch %s checks negative repeats itself" % torch.__version__)
+        c = case()
+        c["layout"]["sample_lens"] = [5, -1]
+        r = self.port.answer(c)
+        self.assertEqual(r["error"], "adapter_limit")
+        self.assertIn("negative sample length", r["message"])
+
+    def test_zeros_like_streams_of_different_shapes_cannot_agree(self):
+        pack = self.port.mod.sequence_pack_from_packed_sequence(
+            torch.arange(1, 5).unsqueeze(1), ["causal", "full", "causal", "full"], [1, 1, 1, 1], [2, 2],
+            torch.tensor([0, 2]), torch.zeros(0))
+        pack["full_only_seq"] = pack["full_only_seq"][:, 0]
+        self.assertIsInstance(self.port.zeros_summary(pack)["columns"], str)
 
     def test_a_case_past_the_limit_is_refused_before_allocating(self):
         c = case(rows=(1 << 24) + 1)
