@@ -30,7 +30,10 @@ inline std::int64_t spec_bucket(std::int64_t n) {
 inline constexpr std::int64_t kPastInt64 = std::numeric_limits<std::int64_t>::max();
 inline constexpr std::int64_t kInt32Limit = std::numeric_limits<std::int32_t>::max();
 
+// Total: an argument below 1 (an invalid option, which the spec refuses
+// before any arithmetic) gives 0, so that classifying any case is defined.
 inline std::int64_t spec_lcm(std::int64_t a, std::int64_t b) {
+  if (a < 1 || b < 1) return 0;
   const std::int64_t x = a / std::gcd(a, b);
   return x > kPastInt64 / b ? kPastInt64 : x * b;
 }
