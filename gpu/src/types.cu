@@ -12,6 +12,7 @@ inline namespace SEQPACK_GPU_BACKEND {
 namespace detail {
 namespace {
 
+#ifndef SEQPACK_GPU_CUDA
 // Copies rows on the host backends: dst row i <- src row map[i] (gather) or
 // dst row map[i] <- src row i (scatter), one memcpy per row (which the C
 // library vectorises for the machine), or 16-byte non-temporal stores.
@@ -40,6 +41,7 @@ struct RowCopy {
     std::memcpy(to, from, width);
   }
 };
+#endif
 
 // The device's data path (row_copy.cuh): one work item per V-byte chunk.
 template <std::size_t V>
