@@ -93,8 +93,8 @@ struct RowChunkCopy {
 
 /// The RowChunkCopy of `rows` rows of `width` bytes for the given bases.
 template <std::size_t V>
-RowChunkCopy<V> row_chunk_copy(const unsigned char* src, unsigned char* dst, const std::int32_t* map,
-                               std::size_t width, bool scatter) {
+RowChunkCopy<V> row_chunk_copy(const unsigned char* src, unsigned char* dst, const std::int32_t* map, std::size_t width,
+                               bool scatter) {
   const std::size_t chunks = width / V;
   int shift = -1;
   if ((chunks & (chunks - 1)) == 0) {

@@ -94,8 +94,8 @@ void move_rows(const DeviceRows& src, DeviceRows& dst, const DeviceBuffer<std::i
   // non-temporal stores save the read of each destination line.
   bool streaming = false;
 #if SEQPACK_STREAMING_STORES
-  streaming = width % 16 == 0 && map.size() * width >= kStreamingBytes &&
-              reinterpret_cast<std::uintptr_t>(to) % 16 == 0;
+  streaming =
+      width % 16 == 0 && map.size() * width >= kStreamingBytes && reinterpret_cast<std::uintptr_t>(to) % 16 == 0;
 #endif
   thrust::for_each(exec(s), thrust::counting_iterator<std::size_t>(0),
                    thrust::counting_iterator<std::size_t>(map.size()),

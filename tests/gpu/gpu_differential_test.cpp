@@ -60,8 +60,10 @@ sp::Case widen(sp::Case c) {
 // would only repeat it: the test prints the case it ran and ends the binary.
 [[noreturn]] void device_error(const sp::Case& c, const char* what) {
   std::fflush(stdout);
-  std::fprintf(stderr, "\ngpu_differential: device error: %s\n  on the case: %s\n  (no shrinking: the device context may be lost)\n",
-               what, sp::to_json(c).c_str());
+  std::fprintf(
+      stderr,
+      "\ngpu_differential: device error: %s\n  on the case: %s\n  (no shrinking: the device context may be lost)\n",
+      what, sp::to_json(c).c_str());
   std::fflush(stderr);
   std::_Exit(3);
 }
@@ -283,231 +285,231 @@ void refusals_match(const sp::Case& c) {
 RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
-  auto both = build_both(c);
-  RC_ASSERT(both.has_value());
-  ref::Pack& r = both->first;  // named, not bound: lambdas capture them (C++17)
-  gpu::DevicePack& g = both->second;
-  const std::int64_t world = c.options.cp_world_size;
-  const auto n = static_cast<std::size_t>(r.meta->num_tokens());
-  const std::size_t width = r.causal_seq.row_bytes();
-  const auto ids_of = [](bool mrope, std::size_t axes, std::size_t len, std::size_t values) {
-    return ref::PositionIds{mrope, axes, len, std::vector<std::int64_t>(values, 7)};
-  };
-  std::string r_error, g_error;
-  const int misuse = *rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7, 8);  // uniform (inRange grows with the size)
-  poison();
-  switch (misuse) {
-    case 0: {
-      RC_TAG("rank outside the world");
-      const std::int64_t rank = *rc::gen::element<std::int64_t>(-1, world, world + 5, INT64_MIN, INT64_MAX);
-      r_error = refusal([&] { ref::shard_pack(r, rank, world); });
-      g_error = refusal([&] { gpu::shard_pack(g, rank, world); });
-      break;
-    }
-    case 1: {
-      RC_TAG("world size below 1");
-      const std::int64_t w = *rc::gen::element<std::int64_t>(0, -1, INT64_MIN);
-      const ref::PositionIds ids = ids_of(false, 1, n, n);
-      r_error = refusal([&] { ref::shard_position_ids(ids, r, 0, w); });
-      g_error = refusal([&] { gpu::shard_position_ids(gpu::to_device(ids), g, 0, w); });
-      break;
-    }
-    case 2: {
-      RC_TAG("an operation on a shard");
-      std::optional<ref::Pack> rs;
-      std::optional<gpu::DevicePack> gs;
-      r_error = refusal([&] { rs = ref::shard_pack(r, 0, world); });
-      g_error = refusal([&] { gs = gpu::shard_pack(g, 0, world); });
-      if (!rs || !gs) break;
-      const ref::PositionIds ids = ids_of(false, 1, n, n);
-      switch (*rc::gen::element(0, 1, 2, 3, 4)) {
-        case 0:
-          r_error = refusal([&] { ref::shard_pack(*rs, 0, world); });
-          g_error = refusal([&] { gpu::shard_pack(*gs, 0, world); });
-          break;
-        case 1:
-          r_error = refusal([&] { ref::get_all_seq(*rs); });
-          g_error = refusal([&] { gpu::get_all_seq(*gs); });
-          break;
-        case 2:
-          r_error = refusal([&] { ref::get_all_seq_padded(*rs); });
-          g_error = refusal([&] { gpu::get_all_seq_padded(*gs); });
-          break;
-        case 3:
-          r_error = refusal([&] { ref::set_all_seq(*rs, ref::Rows(n, width)); });
-          g_error = refusal([&] { gpu::set_all_seq(*gs, gpu::to_device(ref::Rows(n, width))); });
-          break;
-        default:
-          r_error = refusal([&] { ref::get_und_position_ids(ids, *rs); });
-          g_error = refusal([&] { gpu::get_und_position_ids(gpu::to_device(ids), *gs); });
-          break;
+    auto both = build_both(c);
+    RC_ASSERT(both.has_value());
+    ref::Pack& r = both->first;  // named, not bound: lambdas capture them (C++17)
+    gpu::DevicePack& g = both->second;
+    const std::int64_t world = c.options.cp_world_size;
+    const auto n = static_cast<std::size_t>(r.meta->num_tokens());
+    const std::size_t width = r.causal_seq.row_bytes();
+    const auto ids_of = [](bool mrope, std::size_t axes, std::size_t len, std::size_t values) {
+      return ref::PositionIds{mrope, axes, len, std::vector<std::int64_t>(values, 7)};
+    };
+    std::string r_error, g_error;
+    const int misuse = *rc::gen::element(0, 1, 2, 3, 4, 5, 6, 7, 8);  // uniform (inRange grows with the size)
+    poison();
+    switch (misuse) {
+      case 0: {
+        RC_TAG("rank outside the world");
+        const std::int64_t rank = *rc::gen::element<std::int64_t>(-1, world, world + 5, INT64_MIN, INT64_MAX);
+        r_error = refusal([&] { ref::shard_pack(r, rank, world); });
+        g_error = refusal([&] { gpu::shard_pack(g, rank, world); });
+        break;
       }
-      break;
-    }
-    case 3: {
-      RC_TAG("set_all_seq of the wrong shape");
-      const bool wider = *rc::gen::arbitrary<bool>();
-      const ref::Rows value(wider ? n : n + 1, wider ? width + 1 : width);
-      r_error = refusal([&] { ref::set_all_seq(r, value); });
-      g_error = refusal([&] { gpu::set_all_seq(g, gpu::to_device(value)); });
-      break;
-    }
-    case 4: {
-      RC_TAG("from_all_seq of the wrong length");
-      const ref::Rows value(n + *rc::gen::inRange<std::size_t>(1, 4), width);
-      r_error = refusal([&] { ref::from_all_seq(value, r); });
-      g_error = refusal([&] { gpu::from_all_seq(gpu::to_device(value), g); });
-      break;
-    }
-    case 5:
-    case 6:
-    case 7: {
-      RC_TAG("position ids of the wrong shape");
-      const ref::PositionIds ids = misuse == 5   ? ids_of(true, 3, n + 1, 3 * (n + 1))  // one id too many per axis
-                                   : misuse == 6 ? ids_of(false, 3, n, 3 * n)           // 1-D with three axes
-                                                 : ids_of(true, 3, n, 3 * n + 1);       // values do not fill the shape
-      if (*rc::gen::arbitrary<bool>()) {
-        r_error = refusal([&] { ref::get_gen_position_ids(ids, r); });
-        g_error = refusal([&] { gpu::get_gen_position_ids(gpu::to_device(ids), g); });
-      } else {
-        const std::int64_t rank = *rc::gen::inRange<std::int64_t>(0, world);
-        r_error = refusal([&] { ref::shard_position_ids(ids, r, rank, world); });
-        g_error = refusal([&] { gpu::shard_position_ids(gpu::to_device(ids), g, rank, world); });
+      case 1: {
+        RC_TAG("world size below 1");
+        const std::int64_t w = *rc::gen::element<std::int64_t>(0, -1, INT64_MIN);
+        const ref::PositionIds ids = ids_of(false, 1, n, n);
+        r_error = refusal([&] { ref::shard_position_ids(ids, r, 0, w); });
+        g_error = refusal([&] { gpu::shard_position_ids(gpu::to_device(ids), g, 0, w); });
+        break;
       }
-      break;
-    }
-    default: {
-      RC_TAG("gather_shards of the wrong shards");
-      std::vector<ref::Pack> rs;
-      std::vector<gpu::DevicePack> gs;
-      const std::string r_shard = refusal([&] {
-        for (std::int64_t rank = 0; rank < world; ++rank) rs.push_back(ref::shard_pack(r, rank, world));
-      });
-      const std::string g_shard = refusal([&] {
-        for (std::int64_t rank = 0; rank < world; ++rank) gs.push_back(gpu::shard_pack(g, rank, world));
-      });
-      RC_ASSERT(g_shard == r_shard);
-      if (!r_shard.empty()) break;
-      switch (*rc::gen::element(0, 1, 2)) {
-        case 0:  // none
-          rs.clear();
-          gs.clear();
-          break;
-        case 1: {  // the whole pack in place of one shard
-          const auto k = *rc::gen::inRange<std::size_t>(0, rs.size());
-          rs[k] = r;
-          gs[k] = gpu::zeros_like(g);
-          gs[k].is_sharded = false;
-          break;
+      case 2: {
+        RC_TAG("an operation on a shard");
+        std::optional<ref::Pack> rs;
+        std::optional<gpu::DevicePack> gs;
+        r_error = refusal([&] { rs = ref::shard_pack(r, 0, world); });
+        g_error = refusal([&] { gs = gpu::shard_pack(g, 0, world); });
+        if (!rs || !gs) break;
+        const ref::PositionIds ids = ids_of(false, 1, n, n);
+        switch (*rc::gen::element(0, 1, 2, 3, 4)) {
+          case 0:
+            r_error = refusal([&] { ref::shard_pack(*rs, 0, world); });
+            g_error = refusal([&] { gpu::shard_pack(*gs, 0, world); });
+            break;
+          case 1:
+            r_error = refusal([&] { ref::get_all_seq(*rs); });
+            g_error = refusal([&] { gpu::get_all_seq(*gs); });
+            break;
+          case 2:
+            r_error = refusal([&] { ref::get_all_seq_padded(*rs); });
+            g_error = refusal([&] { gpu::get_all_seq_padded(*gs); });
+            break;
+          case 3:
+            r_error = refusal([&] { ref::set_all_seq(*rs, ref::Rows(n, width)); });
+            g_error = refusal([&] { gpu::set_all_seq(*gs, gpu::to_device(ref::Rows(n, width))); });
+            break;
+          default:
+            r_error = refusal([&] { ref::get_und_position_ids(ids, *rs); });
+            g_error = refusal([&] { gpu::get_und_position_ids(gpu::to_device(ids), *gs); });
+            break;
         }
-        default:  // one rank twice, another missing
-          if (rs.size() > 1) {
-            rs.back() = rs.front();
-            gs.back() = gpu::shard_pack(g, 0, world);
-          }
-          break;
+        break;
       }
-      r_error = refusal([&] { ref::gather_shards(rs); });
-      g_error = refusal([&] { gpu::gather_shards(gs); });
-      break;
+      case 3: {
+        RC_TAG("set_all_seq of the wrong shape");
+        const bool wider = *rc::gen::arbitrary<bool>();
+        const ref::Rows value(wider ? n : n + 1, wider ? width + 1 : width);
+        r_error = refusal([&] { ref::set_all_seq(r, value); });
+        g_error = refusal([&] { gpu::set_all_seq(g, gpu::to_device(value)); });
+        break;
+      }
+      case 4: {
+        RC_TAG("from_all_seq of the wrong length");
+        const ref::Rows value(n + *rc::gen::inRange<std::size_t>(1, 4), width);
+        r_error = refusal([&] { ref::from_all_seq(value, r); });
+        g_error = refusal([&] { gpu::from_all_seq(gpu::to_device(value), g); });
+        break;
+      }
+      case 5:
+      case 6:
+      case 7: {
+        RC_TAG("position ids of the wrong shape");
+        const ref::PositionIds ids = misuse == 5   ? ids_of(true, 3, n + 1, 3 * (n + 1))  // one id too many per axis
+                                     : misuse == 6 ? ids_of(false, 3, n, 3 * n)           // 1-D with three axes
+                                                   : ids_of(true, 3, n, 3 * n + 1);  // values do not fill the shape
+        if (*rc::gen::arbitrary<bool>()) {
+          r_error = refusal([&] { ref::get_gen_position_ids(ids, r); });
+          g_error = refusal([&] { gpu::get_gen_position_ids(gpu::to_device(ids), g); });
+        } else {
+          const std::int64_t rank = *rc::gen::inRange<std::int64_t>(0, world);
+          r_error = refusal([&] { ref::shard_position_ids(ids, r, rank, world); });
+          g_error = refusal([&] { gpu::shard_position_ids(gpu::to_device(ids), g, rank, world); });
+        }
+        break;
+      }
+      default: {
+        RC_TAG("gather_shards of the wrong shards");
+        std::vector<ref::Pack> rs;
+        std::vector<gpu::DevicePack> gs;
+        const std::string r_shard = refusal([&] {
+          for (std::int64_t rank = 0; rank < world; ++rank) rs.push_back(ref::shard_pack(r, rank, world));
+        });
+        const std::string g_shard = refusal([&] {
+          for (std::int64_t rank = 0; rank < world; ++rank) gs.push_back(gpu::shard_pack(g, rank, world));
+        });
+        RC_ASSERT(g_shard == r_shard);
+        if (!r_shard.empty()) break;
+        switch (*rc::gen::element(0, 1, 2)) {
+          case 0:  // none
+            rs.clear();
+            gs.clear();
+            break;
+          case 1: {  // the whole pack in place of one shard
+            const auto k = *rc::gen::inRange<std::size_t>(0, rs.size());
+            rs[k] = r;
+            gs[k] = gpu::zeros_like(g);
+            gs[k].is_sharded = false;
+            break;
+          }
+          default:  // one rank twice, another missing
+            if (rs.size() > 1) {
+              rs.back() = rs.front();
+              gs.back() = gpu::shard_pack(g, 0, world);
+            }
+            break;
+        }
+        r_error = refusal([&] { ref::gather_shards(rs); });
+        g_error = refusal([&] { gpu::gather_shards(gs); });
+        break;
+      }
     }
-  }
-  RC_ASSERT(g_error == r_error);
+    RC_ASSERT(g_error == r_error);
   });
 }
 
 RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
-  auto both = build_both(c);
-  RC_ASSERT(both.has_value());
-  ref::Pack& r = both->first;
-  gpu::DevicePack& g = both->second;
-  poison();
-  RC_ASSERT(gpu::to_host(gpu::get_all_seq(g)) == ref::get_all_seq(r));
-  poison();
-  const auto gp = gpu::get_all_seq_padded(g);
-  const auto rp = ref::get_all_seq_padded(r);
-  RC_ASSERT(gpu::to_host(gp.seq) == rp.seq);
-  RC_ASSERT(gp.offsets == rp.offsets);
-  RC_ASSERT(gp.max_len == rp.max_len);
-  sp::Case other = c;
-  other.data_seed = c.data_seed + 1;
-  const ref::Rows value = sp::case_rows(other);
-  ref::set_all_seq(r, value);
-  gpu::set_all_seq(g, gpu::to_device(value));
-  expect_same_streams(r, g);
-  poison();
-  const ref::Pack rz = ref::zeros_like(r, 3);
-  const gpu::DevicePack gz = gpu::zeros_like(g, 3);
-  expect_same_streams(rz, gz);
-  poison();
-  const ref::Pack rf = ref::from_all_seq(value, r);
-  const gpu::DevicePack gf = gpu::from_all_seq(gpu::to_device(value), g);
-  expect_same_streams(rf, gf);
+    auto both = build_both(c);
+    RC_ASSERT(both.has_value());
+    ref::Pack& r = both->first;
+    gpu::DevicePack& g = both->second;
+    poison();
+    RC_ASSERT(gpu::to_host(gpu::get_all_seq(g)) == ref::get_all_seq(r));
+    poison();
+    const auto gp = gpu::get_all_seq_padded(g);
+    const auto rp = ref::get_all_seq_padded(r);
+    RC_ASSERT(gpu::to_host(gp.seq) == rp.seq);
+    RC_ASSERT(gp.offsets == rp.offsets);
+    RC_ASSERT(gp.max_len == rp.max_len);
+    sp::Case other = c;
+    other.data_seed = c.data_seed + 1;
+    const ref::Rows value = sp::case_rows(other);
+    ref::set_all_seq(r, value);
+    gpu::set_all_seq(g, gpu::to_device(value));
+    expect_same_streams(r, g);
+    poison();
+    const ref::Pack rz = ref::zeros_like(r, 3);
+    const gpu::DevicePack gz = gpu::zeros_like(g, 3);
+    expect_same_streams(rz, gz);
+    poison();
+    const ref::Pack rf = ref::from_all_seq(value, r);
+    const gpu::DevicePack gf = gpu::from_all_seq(gpu::to_device(value), g);
+    expect_same_streams(rf, gf);
   });
 }
 
 RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
-  auto both = build_both(c);
-  RC_ASSERT(both.has_value());
-  ref::Pack& r = both->first;
-  gpu::DevicePack& g = both->second;
-  const std::int64_t world = c.options.cp_world_size;
-  std::vector<gpu::DevicePack> shards;
-  for (std::int64_t rank = 0; rank < world; ++rank) {
-    std::optional<ref::Pack> rs;
-    const std::string r_error = refusal([&] { rs = ref::shard_pack(r, rank, world); });
+    auto both = build_both(c);
+    RC_ASSERT(both.has_value());
+    ref::Pack& r = both->first;
+    gpu::DevicePack& g = both->second;
+    const std::int64_t world = c.options.cp_world_size;
+    std::vector<gpu::DevicePack> shards;
+    for (std::int64_t rank = 0; rank < world; ++rank) {
+      std::optional<ref::Pack> rs;
+      const std::string r_error = refusal([&] { rs = ref::shard_pack(r, rank, world); });
+      poison();
+      const std::string g_error = refusal([&] { shards.push_back(gpu::shard_pack(g, rank, world)); });
+      RC_ASSERT(g_error == r_error);
+      if (!rs) return;
+      expect_same_pack(*rs, shards.back());
+    }
     poison();
-    const std::string g_error = refusal([&] { shards.push_back(gpu::shard_pack(g, rank, world)); });
-    RC_ASSERT(g_error == r_error);
-    if (!rs) return;
-    expect_same_pack(*rs, shards.back());
-  }
-  poison();
-  const gpu::DevicePack whole = gpu::gather_shards(shards);
-  expect_same_pack(r, whole);
-  // from_all_seq on a shard: [local causal ; local full] split at the causal length.
-  const ref::Pack r0 = ref::shard_pack(r, 0, world);
-  ref::Rows joined = ref::Rows(r0.causal_seq.rows() + r0.full_only_seq.rows(), r0.causal_seq.row_bytes());
-  if (r0.causal_seq.size_bytes()) std::memcpy(joined.data(), r0.causal_seq.data(), r0.causal_seq.size_bytes());
-  if (r0.full_only_seq.size_bytes()) {
-    std::memcpy(joined.data() + r0.causal_seq.size_bytes(), r0.full_only_seq.data(), r0.full_only_seq.size_bytes());
-  }
-  poison();
-  const gpu::DevicePack g0 = gpu::from_all_seq(gpu::to_device(joined), shards[0]);
-  const ref::Pack rf0 = ref::from_all_seq(joined, r0);
-  expect_same_streams(rf0, g0);
+    const gpu::DevicePack whole = gpu::gather_shards(shards);
+    expect_same_pack(r, whole);
+    // from_all_seq on a shard: [local causal ; local full] split at the causal length.
+    const ref::Pack r0 = ref::shard_pack(r, 0, world);
+    ref::Rows joined = ref::Rows(r0.causal_seq.rows() + r0.full_only_seq.rows(), r0.causal_seq.row_bytes());
+    if (r0.causal_seq.size_bytes()) std::memcpy(joined.data(), r0.causal_seq.data(), r0.causal_seq.size_bytes());
+    if (r0.full_only_seq.size_bytes()) {
+      std::memcpy(joined.data() + r0.causal_seq.size_bytes(), r0.full_only_seq.data(), r0.full_only_seq.size_bytes());
+    }
+    poison();
+    const gpu::DevicePack g0 = gpu::from_all_seq(gpu::to_device(joined), shards[0]);
+    const ref::Pack rf0 = ref::from_all_seq(joined, r0);
+    expect_same_streams(rf0, g0);
   });
 }
 
 RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
-  auto both = build_both(c);
-  RC_ASSERT(both.has_value());
-  ref::Pack& r = both->first;
-  gpu::DevicePack& g = both->second;
-  const bool mrope = *rc::gen::arbitrary<bool>();
-  ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(c.rows), {}};
-  ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
-  const gpu::DevicePositionIds d = gpu::to_device(ids);
-  poison();
-  RC_ASSERT(gpu::to_host(gpu::get_und_position_ids(d, g)) == ref::get_und_position_ids(ids, r));
-  poison();
-  RC_ASSERT(gpu::to_host(gpu::get_gen_position_ids(d, g)) == ref::get_gen_position_ids(ids, r));
-  const std::int64_t world = c.options.cp_world_size;
-  for (std::int64_t rank = 0; rank < world; ++rank) {
-    std::optional<ref::PositionIds> rs;
-    std::optional<ref::PositionIds> gs;
-    const std::string r_error = refusal([&] { rs = ref::shard_position_ids(ids, r, rank, world); });
+    auto both = build_both(c);
+    RC_ASSERT(both.has_value());
+    ref::Pack& r = both->first;
+    gpu::DevicePack& g = both->second;
+    const bool mrope = *rc::gen::arbitrary<bool>();
+    ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(c.rows), {}};
+    ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
+    const gpu::DevicePositionIds d = gpu::to_device(ids);
     poison();
-    const std::string g_error = refusal([&] { gs = gpu::to_host(gpu::shard_position_ids(d, g, rank, world)); });
-    RC_ASSERT(g_error == r_error);
-    if (rs) RC_ASSERT(*gs == *rs);
-  }
+    RC_ASSERT(gpu::to_host(gpu::get_und_position_ids(d, g)) == ref::get_und_position_ids(ids, r));
+    poison();
+    RC_ASSERT(gpu::to_host(gpu::get_gen_position_ids(d, g)) == ref::get_gen_position_ids(ids, r));
+    const std::int64_t world = c.options.cp_world_size;
+    for (std::int64_t rank = 0; rank < world; ++rank) {
+      std::optional<ref::PositionIds> rs;
+      std::optional<ref::PositionIds> gs;
+      const std::string r_error = refusal([&] { rs = ref::shard_position_ids(ids, r, rank, world); });
+      poison();
+      const std::string g_error = refusal([&] { gs = gpu::to_host(gpu::shard_position_ids(d, g, rank, world)); });
+      RC_ASSERT(g_error == r_error);
+      if (rs) RC_ASSERT(*gs == *rs);
+    }
   });
 }
 

@@ -3,6 +3,8 @@
 // for byte with one memcpy per row, and nothing written outside the rows. Also
 // the CPP build's non-temporal store path (row copies of 16 MiB and more)
 // against the reference, through the public API.
+#include "row_copy.cuh"
+
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -11,7 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include "row_copy.cuh"
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -30,7 +31,8 @@ TEST(RowCopy, VectorWidthIsTheWidestThatDividesTheWidthAndBothBases) {
     for (std::uintptr_t s = 0; s < 32; ++s) {
       for (std::uintptr_t d = 0; d < 32; d += 3) {
         const std::uintptr_t src = 4096 + s, dst = 8192 + d;
-        const std::size_t want = std::min<std::size_t>(16, std::min(low_bit(width), std::min(low_bit(src), low_bit(dst))));
+        const std::size_t want =
+            std::min<std::size_t>(16, std::min(low_bit(width), std::min(low_bit(src), low_bit(dst))));
         ASSERT_EQ(detail::vector_width(width, src, dst), want) << "width " << width << " src " << s << " dst " << d;
       }
     }
