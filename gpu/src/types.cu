@@ -205,6 +205,17 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream s, con
 #endif
 }
 
+void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream s, const char* entry) {
+  if (bytes == 0) return;
+#ifdef SEQPACK_GPU_CUDA
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s), entry);
+#else
+  (void)s;
+  (void)entry;
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 }  // namespace detail
 
 void set_poison(int byte) { detail::g_poison = byte; }

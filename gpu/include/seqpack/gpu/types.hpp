@@ -65,6 +65,8 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream stream, 
 /// Copies `bytes` of host memory to the device, ordered on `stream`; the host
 /// memory may be reused when it returns.
 void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream stream, const char* entry);
+/// Copies `bytes` between device buffers, ordered on `stream`.
+void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream stream, const char* entry);
 }  // namespace detail
 
 /// Device memory of `size()` elements of T, allocated on a stream and freed on
@@ -140,6 +142,16 @@ template <typename T>
 std::vector<T> to_host_vector(const DeviceBuffer<T>& v, Stream stream = {}) {
   std::vector<T> out(v.size());
   detail::copy_to_host(out.data(), thrust::raw_pointer_cast(v.data()), v.size() * sizeof(T), stream, "to_host_vector");
+  return out;
+}
+
+/// A copy of a device buffer, allocated and made on `stream` (buffers are
+/// move-only; this is the explicit copy).
+template <typename T>
+DeviceBuffer<T> clone(const DeviceBuffer<T>& v, Stream stream = {}) {
+  DeviceBuffer<T> out(v.size(), stream);
+  detail::copy_on_device(thrust::raw_pointer_cast(out.data()), thrust::raw_pointer_cast(v.data()), v.size() * sizeof(T),
+                         stream, "clone");
   return out;
 }
 
