@@ -46,11 +46,16 @@ void poison() {
 
 // The generators' row widths are 1-16 bytes; a sixth of the cases here take
 // a width the device copies in 16-byte vectors (32, 256, 1024: the model's
-// rows) or in narrower ones (4, 12, 20, 1000).
+// rows) or in narrower ones (4, 12, 20, 1000), when their rows stay small.
 sp::Case widen(sp::Case c) {
   if (*rc::gen::element(0, 1, 2, 3, 4, 5) == 0) {  // uniform (inRange grows with the size)
-    c.row_bytes = *rc::gen::element<std::size_t>(32, 256, 1024, 4, 12, 20, 1000);
-    RC_TAG("row_bytes:" + std::to_string(c.row_bytes));
+    const std::size_t width = *rc::gen::element<std::size_t>(32, 256, 1024, 4, 12, 20, 1000);
+    // At most 1 MiB of packed rows, so that the OMP build's share stays
+    // seconds (row_copy_test.cpp covers the large copies).
+    if (c.rows >= 0 && static_cast<std::uint64_t>(c.rows) * width <= (std::uint64_t{1} << 20)) {
+      c.row_bytes = width;
+      RC_TAG("row_bytes:" + std::to_string(c.row_bytes));
+    }
   }
   return c;
 }
@@ -541,6 +546,11 @@ class OwnStream {
 // copies to and from the host are ordered on it and wait for it, and inputs
 // destroyed right after a call are freed after the work that reads them.
 RC_GTEST_PROP(GpuDifferential, EveryEntryPointRunsOnTheCallersStream, ()) {
+#ifndef SEQPACK_GPU_CUDA
+  // On the host backends the stream is a tag and the other properties run the
+  // same code: a quarter of the cases keep the test to seconds.
+  RC_SUCCEED_IF(*rc::gen::element(0, 1, 2, 3) != 0);
+#endif
   const sp::Case c = widen(*sp::gen_packer_case());
   if (too_large_to_build(c)) return;
   on_device(c, [&] {
