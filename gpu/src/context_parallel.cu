@@ -42,7 +42,7 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
   local.pad_segment = pack.pad_segment;  // global offsets, as every offset of a shard
   local.is_sharded = true;
   const auto slice = [s](const DeviceRows& rows, std::size_t first, std::size_t count) {
-    DeviceRows out = detail::output_rows(count, rows.row_bytes);
+    DeviceRows out = detail::output_rows(count, rows.row_bytes, s);
     const auto begin = rows.bytes.begin() + static_cast<std::ptrdiff_t>(first * rows.row_bytes);
     thrust::copy(detail::exec(s), begin, begin + static_cast<std::ptrdiff_t>(count * rows.row_bytes),
                  out.bytes.begin());
@@ -51,7 +51,7 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
   local.causal_seq = slice(pack.causal_seq, r * causal_len, causal_len);
   local.full_only_seq = slice(pack.full_only_seq, r * full_len, full_len);
   const auto slice_ids = [s](const DeviceBuffer<std::int64_t>& ids, std::size_t first, std::size_t count) {
-    DeviceBuffer<std::int64_t> out = detail::output_ids<std::int64_t>(count);
+    DeviceBuffer<std::int64_t> out = detail::output_ids<std::int64_t>(count, s);
     const auto begin = ids.begin() + static_cast<std::ptrdiff_t>(first);
     thrust::copy(detail::exec(s), begin, begin + static_cast<std::ptrdiff_t>(count), out.begin());
     return out;
@@ -62,6 +62,7 @@ DevicePack shard_pack(const DevicePack& pack, std::int64_t rank, std::int64_t wo
       common::num_local_real_tokens(pack.meta->summary.num_causal_tokens, rank, static_cast<std::int64_t>(causal_len));
   local.num_full_tokens_local =
       common::num_local_real_tokens(pack.meta->summary.num_full_tokens, rank, static_cast<std::int64_t>(full_len));
+  detail::check_device("shard_pack", s);
   return local;
 }
 
@@ -102,10 +103,10 @@ DevicePack gather_shards(const std::vector<DevicePack>& shards, Stream s) {
   whole.meta = first.meta;
   whole.max_num_tokens = first.max_num_tokens;
   whole.pad_segment = first.pad_segment;
-  whole.causal_seq = detail::output_rows(first.causal_seq.rows * n, first.causal_seq.row_bytes);
-  whole.full_only_seq = detail::output_rows(first.full_only_seq.rows * n, first.full_only_seq.row_bytes);
-  whole.causal_sample_ids = detail::output_ids<std::int64_t>(first.causal_sample_ids.size() * n);
-  whole.full_only_sample_ids = detail::output_ids<std::int64_t>(first.full_only_sample_ids.size() * n);
+  whole.causal_seq = detail::output_rows(first.causal_seq.rows * n, first.causal_seq.row_bytes, s);
+  whole.full_only_seq = detail::output_rows(first.full_only_seq.rows * n, first.full_only_seq.row_bytes, s);
+  whole.causal_sample_ids = detail::output_ids<std::int64_t>(first.causal_sample_ids.size() * n, s);
+  whole.full_only_sample_ids = detail::output_ids<std::int64_t>(first.full_only_sample_ids.size() * n, s);
   // Shard r's part of each array goes to [r * part, (r + 1) * part).
   const auto place = [s](const auto& part, auto& whole_array, std::size_t r) {
     thrust::copy(detail::exec(s), part.begin(), part.end(),
@@ -117,6 +118,7 @@ DevicePack gather_shards(const std::vector<DevicePack>& shards, Stream s) {
     place(shards[r].causal_sample_ids, whole.causal_sample_ids, r);
     place(shards[r].full_only_sample_ids, whole.full_only_sample_ids, r);
   }
+  detail::check_device("gather_shards", s);
   return whole;
 }
 
@@ -132,7 +134,7 @@ DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DeviceP
   const DevicePositionIds gen = detail::gather_ids(ids, pack.meta->full_indices, r * full_len, full_len, s);
   // [causal shard ; full shard] per axis.
   const std::size_t len = causal_len + full_len;
-  DevicePositionIds out{ids.two_dimensional, ids.axes, len, detail::output_ids<std::int64_t>(ids.axes * len)};
+  DevicePositionIds out{ids.two_dimensional, ids.axes, len, detail::output_ids<std::int64_t>(ids.axes * len, s)};
   const auto axis = [](const DeviceBuffer<std::int64_t>& v, std::size_t at) {
     return v.begin() + static_cast<std::ptrdiff_t>(at);
   };
@@ -142,6 +144,8 @@ DevicePositionIds shard_position_ids(const DevicePositionIds& ids, const DeviceP
     thrust::copy(detail::exec(s), axis(gen.values, a * full_len), axis(gen.values, (a + 1) * full_len),
                  out.values.begin() + static_cast<std::ptrdiff_t>(a * len + causal_len));
   }
+  // und and gen are freed on s as this returns, after the copies above (stream-ordered).
+  detail::check_device("shard_position_ids", s);
   return out;
 }
 

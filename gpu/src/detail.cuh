@@ -57,6 +57,27 @@ inline bool g_scan_expansion = true;
 inline bool g_scan_expansion = false;
 #endif
 
+// Which row copy moves rows: the device's chunked one (row_copy.cuh; the CUDA
+// build's, the only one there) or one memcpy per row (the host backends').
+// Tests switch it on the host backends to run the device's copy there too.
+#ifdef SEQPACK_GPU_CUDA
+inline bool g_chunked_rows = true;
+#else
+inline bool g_chunked_rows = false;
+#endif
+
+// The synchronising check at the end of each entry point (check_device): on in
+// debug builds or with SEQPACK_GPU_SYNC_CHECK=1 in the environment, or through
+// testing.hpp's set_sync_check.
+bool sync_check_from_environment();
+inline bool g_sync_check = sync_check_from_environment();
+
+// An entry point whose check_device reports a device error (testing.hpp).
+inline std::string g_injected_error;
+
+// On the CPP build, row copies of at least this many bytes take non-temporal stores.
+inline constexpr std::size_t kStreamingBytes = std::size_t{16} << 20;
+
 // ---------------------------------------------------------------------------
 // Execution.
 
@@ -74,7 +95,20 @@ inline std::size_t g_serial_below = kSerialBelowBytes;
 // Thrust's fills, copies and transforms run through, take the sequential path
 // inside a SerialWhenSmall scope of small work.
 #if defined(SEQPACK_GPU_CUDA)
-inline auto exec(Stream stream) { return thrust::cuda::par_nosync.on(stream); }
+// Thrust's temporary storage (the scan's) through this allocator: allocated
+// and freed on the entry point's stream, as every buffer here.
+template <typename T>
+struct StreamAllocator {
+  using value_type = T;
+  Stream stream;
+  StreamAllocator(Stream s) : stream(s) {}  // NOLINT(google-explicit-constructor): Thrust rebinds it
+  template <typename U>
+  StreamAllocator(const StreamAllocator<U>& o) : stream(o.stream) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_bytes(n, sizeof(T), stream)); }
+  void deallocate(T* p, std::size_t) noexcept { free_bytes(p, stream); }
+};
+
+inline auto exec(Stream stream) { return thrust::cuda::par_nosync(StreamAllocator<char>(stream)).on(stream); }
 #elif defined(SEQPACK_GPU_OMP)
 inline thread_local bool t_serial = false;
 
@@ -124,36 +158,38 @@ struct SerialWhenSmall {
 // ---------------------------------------------------------------------------
 // Buffers.
 
-// Output buffers: filled with the test poison when one is set, so that a row
-// the implementation forgets to write shows; the padding is always written
-// explicitly.
-inline DeviceBuffer<unsigned char> output_bytes(std::size_t n) {
-  return g_poison >= 0 ? DeviceBuffer<unsigned char>(n, static_cast<unsigned char>(g_poison))
-                       : DeviceBuffer<unsigned char>(n);
-}
-
+// Output buffers, allocated on the entry point's stream: filled with the test
+// poison when one is set, so that a row the implementation forgets to write
+// shows; the padding is always written explicitly.
 template <typename T>
-DeviceBuffer<T> output_ids(std::size_t n) {
-  return g_poison >= 0 ? DeviceBuffer<T>(n, static_cast<T>(0x5A5A5A5A5A5A5A5Aull)) : DeviceBuffer<T>(n);
+DeviceBuffer<T> output_ids(std::size_t n, Stream s) {
+  DeviceBuffer<T> out(n, s);
+  if (g_poison >= 0 && n) {
+    const T poison = sizeof(T) == 1 ? static_cast<T>(g_poison) : static_cast<T>(0x5A5A5A5A5A5A5A5Aull);
+    thrust::fill(exec(s), out.begin(), out.end(), poison);
+  }
+  return out;
 }
 
-inline DeviceRows output_rows(std::size_t rows, std::size_t width) {
-  return DeviceRows{rows, width, output_bytes(rows * width)};
+inline DeviceRows output_rows(std::size_t rows, std::size_t width, Stream s) {
+  return DeviceRows{rows, width, output_ids<unsigned char>(rows * width, s)};
 }
 
 // A copy of `v` made on the stream.
 template <typename T>
 DeviceBuffer<T> copy_of(const DeviceBuffer<T>& v, Stream s) {
-  DeviceBuffer<T> out = output_ids<T>(v.size());
-  thrust::copy(exec(s), v.begin(), v.end(), out.begin());
+  DeviceBuffer<T> out = output_ids<T>(v.size(), s);
+  if (!v.empty()) thrust::copy(exec(s), v.begin(), v.end(), out.begin());
   return out;
 }
 
-// Uploads an O(splits) host table (a host synchronisation on CUDA: the source
-// is pageable memory).
+// Uploads an O(splits) host table, ordered on the stream (the runtime stages
+// pageable memory before it returns).
 template <typename T>
-DeviceBuffer<T> upload(const std::vector<T>& v) {
-  return DeviceBuffer<T>(v.begin(), v.end());
+DeviceBuffer<T> upload(const std::vector<T>& v, Stream s, const char* entry) {
+  DeviceBuffer<T> out(v.size(), s);
+  copy_to_device(thrust::raw_pointer_cast(out.data()), v.data(), v.size() * sizeof(T), s, entry);
+  return out;
 }
 
 // Copies rows: dst row i <- src row map[i] (gather, scatter false) or dst row
@@ -162,6 +198,17 @@ void move_rows(const DeviceRows& src, DeviceRows& dst, const DeviceBuffer<std::i
 
 // Zeroes rows [from, rows) of a stream.
 void zero_tail(DeviceRows& rows, std::size_t from, Stream s);
+
+// The end of every entry point: DeviceError naming `entry` when the device has
+// reported an error (cudaGetLastError), or, with the synchronising check on,
+// when the work enqueued on `s` faulted. Nothing to check on the host backends
+// but an injected error (testing.hpp).
+void check_device(const char* entry, Stream s);
+
+#ifdef SEQPACK_GPU_CUDA
+// DeviceError naming `entry` unless `e` is cudaSuccess.
+void cuda_check(cudaError_t e, const char* entry);
+#endif
 
 // ---------------------------------------------------------------------------
 // Errors (the reference's classes; the field names follow reference/README.md).

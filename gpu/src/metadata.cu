@@ -4,11 +4,8 @@
 // Mirrors reference/src/metadata.cpp.
 #include <algorithm>
 
-#include <thrust/iterator/transform_output_iterator.h>
-#include <thrust/iterator/zip_iterator.h>
 #include <thrust/scan.h>
 #include <thrust/scatter.h>
-#include <thrust/tuple.h>
 
 #include "detail.cuh"
 
@@ -110,26 +107,26 @@ void check_und_tokens(const ref::Layout& layout) {
   }
 }
 
-// (row i, split k) -> (packed position, sample) of stream row i. Per split,
-// `offsets` holds its first stream row, `starts` the packed position of that
-// row, `samples` the sample it lies in.
-struct StreamRow {
+// The larger of two split numbers: the max-scan that carries each split's
+// number from its first row over the rest of its rows.
+struct LaterSplit {
+  SEQPACK_HOST_DEVICE std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a > b ? a : b; }
+};
+
+// Turns stream row i's split number (in indices[i]) into its packed position
+// and sample. Per split, `offsets` holds its first stream row, `starts` the
+// packed position of that row, `samples` the sample it lies in. Each work item
+// reads and writes row i alone.
+struct RowOfSplit {
   const std::int64_t* offsets;
   const std::int64_t* starts;
   const std::int64_t* samples;
-  SEQPACK_HOST_DEVICE thrust::tuple<std::int32_t, std::int64_t> operator()(
-      const thrust::tuple<std::int32_t, std::int32_t>& row) const {
-    const std::int32_t i = thrust::get<0>(row), k = thrust::get<1>(row);
-    return thrust::make_tuple(static_cast<std::int32_t>(starts[k] + (i - offsets[k])), samples[k]);
-  }
-};
-
-// Carries the larger split number forward, keeping the later row's number.
-struct CarrySplit {
-  SEQPACK_HOST_DEVICE thrust::tuple<std::int32_t, std::int32_t> operator()(
-      const thrust::tuple<std::int32_t, std::int32_t>& a, const thrust::tuple<std::int32_t, std::int32_t>& b) const {
-    const std::int32_t ka = thrust::get<1>(a), kb = thrust::get<1>(b);
-    return thrust::make_tuple(thrust::get<0>(b), ka > kb ? ka : kb);
+  std::int32_t* indices;
+  std::int64_t* sample_ids;
+  SEQPACK_HOST_DEVICE void operator()(std::int32_t i) const {
+    const std::int32_t k = indices[i];
+    indices[i] = static_cast<std::int32_t>(starts[k] + (i - offsets[k]));
+    sample_ids[i] = samples[k];
   }
 };
 
@@ -155,16 +152,15 @@ struct SplitRows {
 
 // Builds one stream's indices and sample ids on the device from its O(splits)
 // tables. On the CUDA build, linear passes over the output itself: each non-empty split's
-// number is scattered to its first row, a max-scan carries it over the split's
-// rows, and a transform turns (split, row) into the packed position and the
-// sample (fused into the scan's output). On the host backends, SplitRows. The
-// tables go up in one upload.
+// number is scattered to its first row, a max-scan in place carries it over the
+// split's rows, and a pass turns (split, row) into the packed position and the
+// sample. On the host backends, SplitRows. The tables go up in one upload.
 void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& starts,
                    const std::vector<std::int64_t>& samples, DeviceBuffer<std::int32_t>& indices,
                    DeviceBuffer<std::int64_t>& sample_ids, Stream s) {
   const std::int32_t n = offsets.back();
-  indices = output_ids<std::int32_t>(static_cast<std::size_t>(n));
-  sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(n));
+  indices = output_ids<std::int32_t>(static_cast<std::size_t>(n), s);
+  sample_ids = output_ids<std::int64_t>(static_cast<std::size_t>(n), s);
   if (n == 0) return;
   const std::size_t splits = starts.size();
   // [offsets (splits + 1) | starts | samples | first row of each non-empty split | its number]
@@ -179,7 +175,8 @@ void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<s
   for (std::size_t k = 0; k < splits; ++k) {
     if (offsets[k + 1] > offsets[k]) table.push_back(static_cast<std::int64_t>(k));
   }
-  const DeviceBuffer<std::int64_t> d_table = upload(table);
+  // Freed on s when this returns, after the passes below (stream-ordered).
+  const DeviceBuffer<std::int64_t> d_table = upload(table, s, "prepare_metadata");
   const std::int64_t* t = thrust::raw_pointer_cast(d_table.data());
   if (!g_scan_expansion) {
     thrust::for_each(exec(s), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(splits),
@@ -191,14 +188,13 @@ void expand_stream(const std::vector<std::int32_t>& offsets, const std::vector<s
   const std::size_t firsts = 3 * splits + 1, numbers = firsts + non_empty;
   thrust::fill(exec(s), indices.begin(), indices.end(), 0);
   thrust::scatter(exec(s), from(numbers), from(numbers + non_empty), from(firsts), indices.begin());
-  // One pass: the scan carries (row, split) and its output is transformed
-  // straight into (index, sample id); it reads indices[i] before writing it.
-  const auto rows =
-      thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<std::int32_t>(0), indices.begin()));
-  const auto out = thrust::make_transform_output_iterator(
-      thrust::make_zip_iterator(thrust::make_tuple(indices.begin(), sample_ids.begin())),
-      StreamRow{t, t + splits + 1, t + 2 * splits + 1});
-  thrust::inclusive_scan(exec(s), rows, rows + n, out, CarrySplit{});
+  // In place with the input and output ranges starting at the same place, the
+  // one overlap Thrust's scan allows; the transform to (index, sample id) is a
+  // separate pass, in which each row reads and writes itself alone.
+  thrust::inclusive_scan(exec(s), indices.begin(), indices.end(), indices.begin(), LaterSplit{});
+  thrust::for_each_n(exec(s), thrust::counting_iterator<std::int32_t>(0), n,
+                     RowOfSplit{t, t + splits + 1, t + 2 * splits + 1, thrust::raw_pointer_cast(indices.data()),
+                                thrust::raw_pointer_cast(sample_ids.data())});
 }
 
 }  // namespace
@@ -311,7 +307,9 @@ DeviceMetadata prepare_metadata(const reference::Layout& layout, Stream s) {
   detail::LayoutSummary summary = detail::summarize_layout(layout);
   // Four int32/int64 arrays per token: 12 bytes each.
   const detail::SerialWhenSmall scope(static_cast<std::size_t>(summary.summary.num_tokens()) * 12);
-  return detail::expand_metadata(std::move(summary), s);
+  DeviceMetadata out = detail::expand_metadata(std::move(summary), s);
+  detail::check_device("prepare_metadata", s);
+  return out;
 }
 
 }  // namespace SEQPACK_GPU_BACKEND

@@ -133,16 +133,16 @@ DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout,
   const std::int64_t len_causal = meta->summary.num_causal_tokens, len_full = meta->summary.num_full_tokens;
   DevicePack pack;
   pack.max_num_tokens = meta->summary.num_tokens();
-  pack.causal_seq = detail::output_rows(static_cast<std::size_t>(shape.causal_len), width);
-  pack.full_only_seq = detail::output_rows(static_cast<std::size_t>(shape.full_len), width);
+  pack.causal_seq = detail::output_rows(static_cast<std::size_t>(shape.causal_len), width, s);
+  pack.full_only_seq = detail::output_rows(static_cast<std::size_t>(shape.full_len), width, s);
   detail::move_rows(packed, pack.causal_seq, meta->causal_indices, false, s);
   detail::move_rows(packed, pack.full_only_seq, meta->full_indices, false, s);
   detail::zero_tail(pack.causal_seq, static_cast<std::size_t>(len_causal), s);
   detail::zero_tail(pack.full_only_seq, static_cast<std::size_t>(len_full), s);
   // Padding rows belong to no sample: they carry the sample count.
   const std::int64_t pad_id = meta->summary.num_samples();
-  pack.causal_sample_ids = detail::output_ids<std::int64_t>(static_cast<std::size_t>(shape.causal_len));
-  pack.full_only_sample_ids = detail::output_ids<std::int64_t>(static_cast<std::size_t>(shape.full_len));
+  pack.causal_sample_ids = detail::output_ids<std::int64_t>(static_cast<std::size_t>(shape.causal_len), s);
+  pack.full_only_sample_ids = detail::output_ids<std::int64_t>(static_cast<std::size_t>(shape.full_len), s);
   thrust::copy(detail::exec(s), meta->causal_sample_ids.begin(), meta->causal_sample_ids.end(),
                pack.causal_sample_ids.begin());
   thrust::fill(detail::exec(s), pack.causal_sample_ids.begin() + len_causal, pack.causal_sample_ids.end(), pad_id);
@@ -151,6 +151,7 @@ DevicePack build_pack(const DeviceRows& packed, const reference::Layout& layout,
   thrust::fill(detail::exec(s), pack.full_only_sample_ids.begin() + len_full, pack.full_only_sample_ids.end(), pad_id);
   pack.pad_segment = std::move(shape.pad_segment);
   pack.meta = std::move(meta);
+  detail::check_device("build_pack", s);
   marks = shape.marks_after;
   return pack;
 }

@@ -43,7 +43,7 @@ void check_position_ids(const DevicePositionIds& ids, const DevicePack& pack, co
 
 DevicePositionIds gather_ids(const DevicePositionIds& ids, const DeviceBuffer<std::int32_t>& index, std::size_t first,
                              std::size_t count, Stream s) {
-  DevicePositionIds out{ids.two_dimensional, ids.axes, count, output_ids<std::int64_t>(ids.axes * count)};
+  DevicePositionIds out{ids.two_dimensional, ids.axes, count, output_ids<std::int64_t>(ids.axes * count, s)};
   if (!out.values.empty()) {
     thrust::transform(exec(s), thrust::counting_iterator<std::size_t>(0),
                       thrust::counting_iterator<std::size_t>(out.values.size()), out.values.begin(),
@@ -55,28 +55,32 @@ DevicePositionIds gather_ids(const DevicePositionIds& ids, const DeviceBuffer<st
 
 }  // namespace detail
 
-DevicePositionIds to_device(const reference::PositionIds& ids, Stream) {
-  const detail::SerialWhenSmall scope(ids.values.size() * 8);
-  return {ids.two_dimensional, ids.axes, ids.len, detail::upload(ids.values)};
+DevicePositionIds to_device(const reference::PositionIds& ids, Stream s) {
+  DevicePositionIds out{ids.two_dimensional, ids.axes, ids.len, detail::upload(ids.values, s, "to_device")};
+  detail::check_device("to_device", s);
+  return out;
 }
 
-reference::PositionIds to_host(const DevicePositionIds& ids, Stream) {
-  const detail::SerialWhenSmall scope(ids.values.size() * 8);
-  reference::PositionIds h{ids.two_dimensional, ids.axes, ids.len, std::vector<std::int64_t>(ids.values.size())};
-  if (!ids.values.empty()) thrust::copy(ids.values.begin(), ids.values.end(), h.values.begin());
+reference::PositionIds to_host(const DevicePositionIds& ids, Stream s) {
+  reference::PositionIds h{ids.two_dimensional, ids.axes, ids.len, to_host_vector(ids.values, s)};
+  detail::check_device("to_host", s);
   return h;
 }
 
 DevicePositionIds get_und_position_ids(const DevicePositionIds& ids, const DevicePack& pack, Stream s) {
   detail::check_position_ids(ids, pack, "get_und_position_ids");
   const detail::SerialWhenSmall scope(ids.values.size() * 8);
-  return detail::gather_ids(ids, pack.meta->causal_indices, 0, pack.meta->causal_indices.size(), s);
+  DevicePositionIds out = detail::gather_ids(ids, pack.meta->causal_indices, 0, pack.meta->causal_indices.size(), s);
+  detail::check_device("get_und_position_ids", s);
+  return out;
 }
 
 DevicePositionIds get_gen_position_ids(const DevicePositionIds& ids, const DevicePack& pack, Stream s) {
   detail::check_position_ids(ids, pack, "get_gen_position_ids");
   const detail::SerialWhenSmall scope(ids.values.size() * 8);
-  return detail::gather_ids(ids, pack.meta->full_indices, 0, pack.meta->full_indices.size(), s);
+  DevicePositionIds out = detail::gather_ids(ids, pack.meta->full_indices, 0, pack.meta->full_indices.size(), s);
+  detail::check_device("get_gen_position_ids", s);
+  return out;
 }
 
 }  // namespace SEQPACK_GPU_BACKEND

@@ -15,9 +15,10 @@ DeviceRows get_all_seq(const DevicePack& pack, Stream s) {
   detail::require_unsharded(pack, "get_all_seq");
   const detail::SerialWhenSmall scope(bytes_of(pack));
   DeviceRows out =
-      detail::output_rows(static_cast<std::size_t>(pack.meta->summary.num_tokens()), pack.causal_seq.row_bytes);
+      detail::output_rows(static_cast<std::size_t>(pack.meta->summary.num_tokens()), pack.causal_seq.row_bytes, s);
   detail::move_rows(pack.causal_seq, out, pack.meta->causal_indices, true, s);
   detail::move_rows(pack.full_only_seq, out, pack.meta->full_indices, true, s);
+  detail::check_device("get_all_seq", s);
   return out;
 }
 
@@ -26,10 +27,11 @@ DeviceAllSeqPadded get_all_seq_padded(const DevicePack& pack, Stream s) {
   const ref::Metadata& m = pack.meta->summary;
   if (!pack.pad_segment) return {get_all_seq(pack, s), m.sample_offsets, m.max_sample_len};
   const detail::SerialWhenSmall scope(bytes_of(pack));
-  DeviceRows out = detail::output_rows(pack.causal_seq.rows + pack.full_only_seq.rows, pack.causal_seq.row_bytes);
+  DeviceRows out = detail::output_rows(pack.causal_seq.rows + pack.full_only_seq.rows, pack.causal_seq.row_bytes, s);
   detail::move_rows(pack.causal_seq, out, pack.meta->causal_indices, true, s);
   detail::move_rows(pack.full_only_seq, out, pack.meta->full_indices, true, s);
   detail::zero_tail(out, static_cast<std::size_t>(m.num_tokens()), s);
+  detail::check_device("get_all_seq_padded", s);
   return {std::move(out), pack.pad_segment->sample_offsets, pack.pad_segment->max_sample_len};
 }
 
@@ -45,6 +47,7 @@ void set_all_seq(DevicePack& pack, const DeviceRows& value, Stream s) {
   const detail::SerialWhenSmall scope(value.bytes.size());
   detail::move_rows(value, pack.causal_seq, pack.meta->causal_indices, false, s);
   detail::move_rows(value, pack.full_only_seq, pack.meta->full_indices, false, s);
+  detail::check_device("set_all_seq", s);
 }
 
 DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source, Stream s) {
@@ -60,6 +63,7 @@ DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source, Stre
     const auto split = packed.bytes.begin() + static_cast<std::ptrdiff_t>(source.causal_seq.rows * packed.row_bytes);
     thrust::copy(detail::exec(s), packed.bytes.begin(), split, out.causal_seq.bytes.begin());
     thrust::copy(detail::exec(s), split, packed.bytes.end(), out.full_only_seq.bytes.begin());
+    detail::check_device("from_all_seq", s);
     return out;
   }
   const auto rows = static_cast<std::size_t>(source.meta->summary.num_tokens());
@@ -71,6 +75,7 @@ DevicePack from_all_seq(const DeviceRows& packed, const DevicePack& source, Stre
   DevicePack out = zeros_like(source, packed.row_bytes, s);
   detail::move_rows(packed, out.causal_seq, source.meta->causal_indices, false, s);
   detail::move_rows(packed, out.full_only_seq, source.meta->full_indices, false, s);
+  detail::check_device("from_all_seq", s);
   return out;
 }
 
@@ -88,10 +93,11 @@ DevicePack zeros_like(const DevicePack& source, std::optional<std::size_t> row_b
   out.is_sharded = source.is_sharded;
   out.num_causal_tokens_local = source.num_causal_tokens_local;
   out.num_full_tokens_local = source.num_full_tokens_local;
-  out.causal_seq = detail::output_rows(source.causal_seq.rows, causal_width);
-  out.full_only_seq = detail::output_rows(source.full_only_seq.rows, full_width);
+  out.causal_seq = detail::output_rows(source.causal_seq.rows, causal_width, s);
+  out.full_only_seq = detail::output_rows(source.full_only_seq.rows, full_width, s);
   detail::zero_tail(out.causal_seq, 0, s);
   detail::zero_tail(out.full_only_seq, 0, s);
+  detail::check_device("zeros_like", s);
   return out;
 }
 

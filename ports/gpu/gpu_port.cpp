@@ -109,8 +109,8 @@ class GpuBuilt : public sc::Built {
     gpu::DevicePack out;
     out.meta = device_.meta;
     ref::copy_pack_scalars(device_, out);
-    out.causal_sample_ids = device_.causal_sample_ids;
-    out.full_only_sample_ids = device_.full_only_sample_ids;
+    out.causal_sample_ids = gpu::clone(device_.causal_sample_ids);
+    out.full_only_sample_ids = gpu::clone(device_.full_only_sample_ids);
     return out;
   }
   void refuse_sharded(const char* op) const {

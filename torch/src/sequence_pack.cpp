@@ -83,8 +83,8 @@ at::Tensor vector_tensor(const std::vector<T>& v, at::ScalarType type) {
   return t;
 }
 
-template <typename T, typename Alloc>
-at::Tensor buffer_tensor(const thrust::device_vector<T, Alloc>& v, at::ScalarType type) {
+template <typename T>
+at::Tensor buffer_tensor(const gpu::DeviceBuffer<T>& v, at::ScalarType type) {
   return vector_tensor(gpu::to_host_vector(v), type);
 }
 

@@ -4,10 +4,12 @@
 // same fields), from the gpu's own checks, made on the host before any device
 // work.
 //
-// Stream order: every entry point takes the stream its device work is
-// enqueued on and returns without waiting for it, except where gpu/README.md
-// lists a host synchronisation (the uploads of O(splits) tables in
-// prepare_metadata, the copies to and from the host, and allocation).
+// Streams and lifetimes (gpu/README.md, "Streams and lifetimes"): every entry
+// point enqueues its device work on the stream it takes, allocates what it
+// creates on that stream and frees it there (stream-ordered), and returns
+// without waiting for the work, except to_host/to_host_vector, which wait for
+// the stream before the host reads. Each ends with a device check that
+// throws DeviceError.
 #pragma once
 
 #include <vector>

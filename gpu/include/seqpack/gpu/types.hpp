@@ -1,6 +1,6 @@
 // Device-side types of the GPU implementation: the same shapes as the
 // reference's (reference/types.hpp), with the row data and every O(tokens)
-// array in Thrust device vectors. Built once per backend (CUDA, and Thrust's
+// array in stream-ordered device buffers. Built once per backend (CUDA, and Thrust's
 // CPP and OMP host backends); the backend is an inline namespace so that
 // several backends can live in one program.
 #pragma once
@@ -9,13 +9,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
-#include <thrust/copy.h>
-#include <thrust/device_vector.h>
-#ifndef SEQPACK_GPU_CUDA
-#include <thrust/system/cpp/execution_policy.h>
-#endif
+#include <thrust/device_ptr.h>
 
 #include "seqpack/reference/types.hpp"
 
@@ -34,7 +32,8 @@ inline namespace SEQPACK_GPU_BACKEND {
 
 #ifdef SEQPACK_GPU_CUDA
 /// The stream every entry point enqueues its work on (0: the legacy default
-/// stream). See gpu/README.md for the host synchronisations that remain.
+/// stream). The stream and lifetime contract of each entry point is in
+/// gpu/README.md ("Streams and lifetimes").
 using Stream = cudaStream_t;
 #else
 /// Host backends run on the calling thread; the stream argument is accepted
@@ -42,32 +41,93 @@ using Stream = cudaStream_t;
 struct Stream {};
 #endif
 
-/// Device memory whose elements are not initialised on allocation. Every
-/// buffer the implementation allocates is written in full by the operation
-/// (padding rows are zeroed explicitly), so the value-initialisation of a
-/// plain device_vector would be a second, wasted pass over the memory.
-template <typename T>
-struct UninitializedAllocator : thrust::device_allocator<T> {
-  UninitializedAllocator() = default;
-  UninitializedAllocator(const UninitializedAllocator&) = default;
-  UninitializedAllocator& operator=(const UninitializedAllocator&) = default;
-  ~UninitializedAllocator() = default;
-  template <typename U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  SEQPACK_HOST_DEVICE void construct(T*) {}  // leaves the element as the memory holds it
-#ifndef SEQPACK_GPU_CUDA
-  // Thrust runs the (empty) construction pass of an allocation on the
-  // allocator's system: on the host backends the sequential one, so that the
-  // OMP build does not open a parallel region per allocation. Host memory either way.
-  using system_type = thrust::system::cpp::tag;
-#endif
+/// What an entry point throws when the device reports an error (a failed
+/// allocation, launch or copy; with the synchronising check of testing.hpp,
+/// a fault of the enqueued work): the entry point and the CUDA error's name.
+/// Refused input is reference::Error, never this.
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
-/// The buffers of the GPU implementation: device vectors without the zero pass.
+namespace detail {
+/// `count` elements of `size` bytes, 256-byte aligned, allocated on `stream`
+/// (cudaMallocAsync: usable by work enqueued on `stream` after the call); null
+/// for none. std::length_error when the byte count passes size_t, DeviceError
+/// when the device refuses. Defined in src/types.cu.
+void* allocate_bytes(std::size_t count, std::size_t size, Stream stream);
+/// Frees on `stream` (cudaFreeAsync: after the work enqueued on it so far).
+/// Never throws: a failure is written to stderr.
+void free_bytes(void* p, Stream stream) noexcept;
+/// Copies `bytes` from the device to host memory on `stream`, then waits for
+/// the stream, so that the host reads only finished work.
+void copy_to_host(void* dst, const void* src, std::size_t bytes, Stream stream, const char* entry);
+/// Copies `bytes` of host memory to the device, ordered on `stream`; the host
+/// memory may be reused when it returns.
+void copy_to_device(void* dst, const void* src, std::size_t bytes, Stream stream, const char* entry);
+/// Copies `bytes` between device buffers, ordered on `stream`.
+void copy_on_device(void* dst, const void* src, std::size_t bytes, Stream stream, const char* entry);
+}  // namespace detail
+
+/// Device memory of `size()` elements of T, allocated on a stream and freed on
+/// the same stream (stream-ordered allocation on CUDA, so the free waits for
+/// the work enqueued on that stream before it). The elements are not
+/// initialised: every buffer the implementation allocates is written in full
+/// by the operation (padding rows are zeroed explicitly). Move-only; the
+/// stream it was allocated on must outlive it. Destruction never throws.
 template <typename T>
-using DeviceBuffer = thrust::device_vector<T, UninitializedAllocator<T>>;
+class DeviceBuffer {
+  static_assert(std::is_trivially_copyable_v<T>, "device buffers hold trivially copyable elements");
+
+ public:
+  using value_type = T;
+  using iterator = thrust::device_ptr<T>;
+  using const_iterator = thrust::device_ptr<const T>;
+
+  DeviceBuffer() = default;
+  /// `n` uninitialised elements, allocated on `stream`.
+  explicit DeviceBuffer(std::size_t n, Stream stream = {})
+      : p_(static_cast<T*>(detail::allocate_bytes(n, sizeof(T), stream))), n_(n), stream_(stream) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_), stream_(o.stream_) {
+    o.p_ = nullptr;
+    o.n_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = o.p_;
+      n_ = o.n_;
+      stream_ = o.stream_;
+      o.p_ = nullptr;
+      o.n_ = 0;
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  /// The stream it was allocated on, and will be freed on.
+  Stream stream() const { return stream_; }
+  iterator data() { return iterator(p_); }
+  const_iterator data() const { return const_iterator(p_); }
+  iterator begin() { return data(); }
+  iterator end() { return data() + static_cast<std::ptrdiff_t>(n_); }
+  const_iterator begin() const { return data(); }
+  const_iterator end() const { return data() + static_cast<std::ptrdiff_t>(n_); }
+
+ private:
+  void release() noexcept {
+    if (p_) detail::free_bytes(p_, stream_);
+    p_ = nullptr;
+    n_ = 0;
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+  Stream stream_{};
+};
 
 /// `rows` rows of `row_bytes` bytes in device memory.
 struct DeviceRows {
@@ -76,16 +136,28 @@ struct DeviceRows {
   DeviceBuffer<unsigned char> bytes;
 };
 
-/// A device vector's contents on the host.
-template <typename T, typename Alloc>
-std::vector<T> to_host_vector(const thrust::device_vector<T, Alloc>& v) {
+/// A device buffer's contents on the host: copied on `stream` after the work
+/// enqueued on it, which it waits for.
+template <typename T>
+std::vector<T> to_host_vector(const DeviceBuffer<T>& v, Stream stream = {}) {
   std::vector<T> out(v.size());
-  if (!v.empty()) thrust::copy(v.begin(), v.end(), out.begin());  // an empty vector's begin() is null
+  detail::copy_to_host(out.data(), thrust::raw_pointer_cast(v.data()), v.size() * sizeof(T), stream, "to_host_vector");
   return out;
 }
 
-/// Copies host rows to the device, and back.
-/// Both synchronise with the host (they are the boundary of the device data).
+/// A copy of a device buffer, allocated and made on `stream` (buffers are
+/// move-only; this is the explicit copy).
+template <typename T>
+DeviceBuffer<T> clone(const DeviceBuffer<T>& v, Stream stream = {}) {
+  DeviceBuffer<T> out(v.size(), stream);
+  detail::copy_on_device(thrust::raw_pointer_cast(out.data()), thrust::raw_pointer_cast(v.data()), v.size() * sizeof(T),
+                         stream, "clone");
+  return out;
+}
+
+/// Copies host rows to the device (ordered on `stream`; the host rows may be
+/// reused on return), and back (after the work enqueued on `stream`, which
+/// to_host waits for).
 DeviceRows to_device(const reference::Rows& rows, Stream stream = {});
 reference::Rows to_host(const DeviceRows& rows, Stream stream = {});
 
