@@ -69,7 +69,9 @@ def port_for(mod):
     if entry is None or entry[0] is not mod:
         import torch
         prepare_module(mod)
-        entry = (mod, _port.Port(mod, torch))
+        port = _port.Port(mod, torch)
+        port.runs = True  # the runs encoding, as the runner offers it (first_difference expands it)
+        entry = (mod, port)
         _PORTS[key] = entry
     return entry[1]
 
