@@ -37,7 +37,6 @@ def main():
     args = ap.parse_args()
 
     from hypothesis import HealthCheck, given, settings
-    import seqpack  # noqa: F401
     from seqpack import strategies
     from seqpack.testing import assert_conforms, load_module
 

@@ -29,6 +29,7 @@ profile adds those unusual layouts and a planted fault of each error class
 (case.expect_error names the class, case.fault the fault, case.category the
 known-failure key), alone or several at once.
 """
+import functools
 import math
 
 from hypothesis import strategies as st
@@ -76,11 +77,33 @@ def padded(n, cp=1, graphs=False, a=1):
 
 # --- choices that shrink to their first outcome --------------------------------
 
+@functools.lru_cache(maxsize=4096)
+def _ints(lo, hi):
+    """st.integers(lo, hi), made once (building strategies costs more than drawing)."""
+    return st.integers(lo, hi)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pick(values):
+    """st.sampled_from(values) of a tuple, made once."""
+    return st.sampled_from(values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _lists(top, n):
+    """n integers in [0, top], made once."""
+    return st.lists(st.integers(0, top), min_size=n, max_size=n)
+
+
 def _weighted(draw, choices):
-    """One of `choices` [(weight, value or strategy)], the first the plainest."""
-    index = draw(st.sampled_from([i for i, (w, _) in enumerate(choices) for _ in range(w)]))
-    value = choices[index][1]
-    return draw(value) if isinstance(value, st.SearchStrategy) else value
+    """One of `choices` [(weight, value or strategy)], the first the plainest
+    (a draw of 0 picks it, and Hypothesis shrinks draws towards 0)."""
+    k = draw(_ints(0, sum(w for w, _ in choices) - 1))
+    for w, value in choices:
+        if k < w:
+            return draw(value) if isinstance(value, st.SearchStrategy) else value
+        k -= w
+    raise AssertionError("unreachable")
 
 
 def _coin(draw, yes, no, plain=False):
@@ -99,7 +122,7 @@ def _fixed(draw, fixed, name, default):
 def _spread(draw, total, parts):
     if parts == 0:
         return []
-    cuts = sorted(draw(st.lists(st.integers(0, total), min_size=parts - 1, max_size=parts - 1)))
+    cuts = sorted(draw(_lists(total, parts - 1)))
     out, prev = [], 0
     for c in cuts:
         out.append(c - prev)
@@ -108,18 +131,18 @@ def _spread(draw, total, parts):
 
 
 def _short_len(draw, longest):
-    return _weighted(draw, [(1, 0), (4, st.integers(1, longest))])
+    return _weighted(draw, [(1, 0), (4, _ints(1, longest))])
 
 
 def _alignment_for(draw, cp):
-    return _weighted(draw, [(4, 1), (4, st.sampled_from([2, 3, 4, 5, 6, 7, 8, 12, 16, 64, 96, 128, 129, 256])),
-                            (1, st.integers(1, 4).map(lambda k: k * cp))])
+    a = _weighted(draw, [(4, 1), (4, _pick((2, 3, 4, 5, 6, 7, 8, 12, 16, 64, 96, 128, 129, 256))), (1, None)])
+    return cp * draw(_ints(1, 4)) if a is None else a  # None: a multiple of cp
 
 
 def _edge_alignment(draw, cp):
-    return _weighted(draw, [(1, 1), (2, st.sampled_from([2, 4, 8, 16, 64, 128, 256])),
-                            (6, st.sampled_from([3, 5, 6, 7, 9, 12, 14, 21, 24, 96, 129, 384, 896])),
-                            (1, st.integers(1, 4).map(lambda k: k * cp))])
+    a = _weighted(draw, [(1, 1), (2, _pick((2, 4, 8, 16, 64, 128, 256))),
+                         (6, _pick((3, 5, 6, 7, 9, 12, 14, 21, 24, 96, 129, 384, 896))), (1, None)])
+    return cp * draw(_ints(1, 4)) if a is None else a
 
 
 @st.composite
@@ -127,7 +150,7 @@ def options(draw, pairs=True, **fixed):
     """Build options as the packer's cases draw them; keywords fix an option
     (a value or a strategy). `pairs`: whether the layout can have a pad segment."""
     o = Options()
-    o.cp_world_size = _fixed(draw, fixed, "cp_world_size", lambda: _weighted(draw, [(3, 1), (3, st.integers(2, 16))]))
+    o.cp_world_size = _fixed(draw, fixed, "cp_world_size", lambda: _weighted(draw, [(3, 1), (3, _ints(2, 16))]))
     o.causal_seq_alignment = _fixed(draw, fixed, "causal_seq_alignment", lambda: _alignment_for(draw, o.cp_world_size))
     o.full_seq_alignment = _fixed(draw, fixed, "full_seq_alignment", lambda: o.causal_seq_alignment
                                   if _coin(draw, 1, 2, plain=True) else _alignment_for(draw, o.cp_world_size))
@@ -139,8 +162,8 @@ def options(draw, pairs=True, **fixed):
 
 
 def _earlier_mark(draw):
-    n = draw(st.integers(1, 19999))
-    return padded(n, draw(st.integers(1, 8)), True, draw(st.sampled_from([1, 2, 7, 64, 128])))
+    n = draw(_ints(1, 19999))
+    return padded(n, draw(_ints(1, 8)), True, draw(_pick((1, 2, 7, 64, 128))))
 
 
 @st.composite
@@ -158,19 +181,19 @@ def marks(draw):
 def _edge_need(draw, a, cp, graphs):
     kind = _weighted(draw, [(3, "multiple"), (4, "tier"), (2, "step")])
     if kind == "tier":
-        at = _weighted(draw, [(4, 2048), (2, 4096), (1, 8192), (1, 16384)])
+        at = _weighted(draw, [(3, 2048), (2, 4096), (2, 8192), (2, 16384)])  # C++: 4, 2, 1, 1
     elif kind == "step":
         low, high = _TIERS[_weighted(draw, [(3, 0), (2, 1), (1, 2), (1, 3), (1, 4)])]
         s = step(high, cp, True, a)
         if s > high - low:
             s = bucket(high)
-        at = s * draw(st.integers(low // s + 1, high // s))
+        at = s * draw(_ints(low // s + 1, high // s))
     else:
         e = lcm(a, cp)
         if _coin(draw, 1, 1, plain=True):
-            target = min(e * draw(st.integers(1, 8)), max(e, 24576))
+            target = min(e * draw(_ints(1, 8)), max(e, 24576))
         else:
-            target = draw(st.integers(1, 8192))
+            target = draw(_ints(1, 8192))
         if graphs and _coin(draw, 1, 1):
             s = step(target, cp, True, a)
             if s <= 24576:
@@ -184,15 +207,15 @@ def _edge_stream(draw, a, cp, graphs, reserve):
         need = max(reserve, _edge_need(draw, a, cp, graphs))
         if attempt == 2 or padded(need, cp, graphs, a) <= 3 * need + 8192:
             return a, need - reserve
-        a = draw(st.sampled_from([3, 5, 6, 7, 12])) if attempt == 0 else 1
+        a = draw(_pick((3, 5, 6, 7, 12))) if attempt == 0 else 1
 
 
 def _aligned_total(draw, a, cp, graphs, may_be_empty):
     if may_be_empty and _coin(draw, 1, 4):
         return 0
     if not graphs:
-        return lcm(a, cp) * draw(st.integers(1, 5))
-    target = _weighted(draw, [(1, st.integers(1, 2048)), (2, st.integers(2049, 19999))])
+        return lcm(a, cp) * draw(_ints(1, 5))
+    target = _weighted(draw, [(1, _ints(1, 2048)), (2, _ints(2049, 19999))])
     n = padded(target, cp, True, a)
     while padded(n, cp, True, a) != n:
         n = padded(n, cp, True, a)
@@ -235,7 +258,7 @@ def layouts(draw, samples=None, pairs=None, causal_lens=None, full_lens=None):
     value or a strategy); causal_lens/full_lens draw one length per sample."""
     fixed = {"samples": samples, "pairs": pairs}
     pairs = _fixed(draw, fixed, "pairs", lambda: _coin(draw, 3, 1, plain=True))
-    n = _fixed(draw, fixed, "samples", lambda: _weighted(draw, [(2, 1), (6, st.integers(2, 8)), (1, st.integers(64, 80))]))
+    n = _fixed(draw, fixed, "samples", lambda: _weighted(draw, [(2, 1), (6, _ints(2, 8)), (1, _ints(64, 80))]))
     causal = [draw(causal_lens) if causal_lens is not None else _short_len(draw, 12) for _ in range(n)]
     full = [draw(full_lens) if full_lens is not None else _short_len(draw, 40) for _ in range(n)]
     return _assemble(causal, full, pairs)
@@ -244,8 +267,8 @@ def layouts(draw, samples=None, pairs=None, causal_lens=None, full_lens=None):
 def _finish(draw, c, layout):
     c.layout = layout
     c.rows = sum(layout.sample_lens)
-    c.row_bytes = draw(st.sampled_from([4, 1, 2, 8, 16, 3, 12]))
-    c.data_seed = draw(st.integers(0, INT64_MAX))
+    c.row_bytes = draw(_pick((4, 1, 2, 8, 16, 3, 12)))
+    c.data_seed = draw(_ints(0, INT64_MAX))
     return c
 
 
@@ -261,10 +284,10 @@ def packer_cases(draw, **fixed):
     that needs graphs would shrink no further than the edge."""
     c = Case()
     pairs = _coin(draw, 3, 1, plain=True)
-    n = _weighted(draw, [(2, 1), (6, st.integers(2, 8)), (1, st.integers(64, 80))])
+    n = _weighted(draw, [(2, 1), (6, _ints(2, 8)), (1, _ints(64, 80))])
     size = _weighted(draw, [(8, "free"), (5, "edge"), (2, "aligned"), (1, "long")])
     o = Options()
-    o.cp_world_size = _fixed(draw, fixed, "cp_world_size", lambda: _weighted(draw, [(3, 1), (3, st.integers(2, 16))]))
+    o.cp_world_size = _fixed(draw, fixed, "cp_world_size", lambda: _weighted(draw, [(3, 1), (3, _ints(2, 16))]))
     o.pad_for_cuda_graphs = _fixed(draw, fixed, "pad_for_cuda_graphs", lambda: _coin(draw, 1, 1))
     o.is_image_batch = _fixed(draw, fixed, "is_image_batch", lambda: draw(st.booleans()))
     cp, graphs = o.cp_world_size, o.pad_for_cuda_graphs
@@ -319,7 +342,7 @@ def packer_cases(draw, **fixed):
             c.marks = GraphMarks()
     else:  # a long full stream
         causal = [_short_len(draw, 30) for _ in range(n)]
-        full = _spread(draw, draw(st.integers(20001, 23999)), n)
+        full = _spread(draw, draw(_ints(20001, 23999)), n)
     c.options = o
     return _finish(draw, c, _assemble(causal, full, pairs))
 
@@ -331,14 +354,14 @@ def _pair_samples(k):
 
 
 def _insert_anywhere(draw, modes, sample):
-    modes.insert(draw(st.integers(0, len(modes))), sample)
+    modes.insert(draw(_ints(0, len(modes))), sample)
 
 
 def _unpairable_modes(draw, several):
-    others = draw(st.integers(1 if several else 0, 3))
-    kind = draw(st.integers(1 if several else 0, 2))
+    others = draw(_ints(1 if several else 0, 3))
+    kind = draw(_ints(1 if several else 0, 2))
     if kind == 0:  # one sample of two or three [causal, full] pairs (NOTES.md 5, E7)
-        return [[False, True] * draw(st.integers(2, 3))]
+        return [[False, True] * draw(_ints(2, 3))]
     m = _pair_samples(others)
     if kind == 1:  # a causal-only and a full-only sample among pairs
         _insert_anywhere(draw, m, [False])
@@ -352,14 +375,14 @@ def _unusual_modes(draw):
     if _coin(draw, 2, 3):
         return _unpairable_modes(draw, False)
     m = []
-    for _ in range(draw(st.integers(1, 5))):
+    for _ in range(draw(_ints(1, 5))):
         if _coin(draw, 1, 8):
             m.append([])
             continue
         fulls = _weighted(draw, [(3, 1), (1, 0), (1, 2)])
-        sample = [False] * draw(st.integers(1 if fulls == 0 else 0, 3))
+        sample = [False] * draw(_ints(1 if fulls == 0 else 0, 3))
         for _ in range(fulls):
-            sample.insert(draw(st.integers(0, len(sample))), True)
+            sample.insert(draw(_ints(0, len(sample))), True)
         m.append(sample)
     return m
 
@@ -417,11 +440,11 @@ def unusual_cases(draw, **fixed):
         o = c.options
         o.pad_segment_only_when_padded = True
         o.pad_for_cuda_graphs = False
-        o.cp_world_size = _fixed(draw, fixed, "cp_world_size", lambda: draw(st.sampled_from([1, 1, 2, 3, 5])))
+        o.cp_world_size = _fixed(draw, fixed, "cp_world_size", lambda: draw(_pick((1, 1, 2, 3, 5))))
         o.causal_seq_alignment = _fixed(draw, fixed, "causal_seq_alignment",
-                                        lambda: draw(st.sampled_from([1, 2, 3, 4, 7, 8])))
+                                        lambda: draw(_pick((1, 2, 3, 4, 7, 8))))
         o.full_seq_alignment = _fixed(draw, fixed, "full_seq_alignment", lambda: o.causal_seq_alignment
-                                      if _coin(draw, 1, 1, plain=True) else draw(st.sampled_from([1, 2, 3, 4, 7, 8])))
+                                      if _coin(draw, 1, 1, plain=True) else draw(_pick((1, 2, 3, 4, 7, 8))))
         c.options = o
         _align_streams(c, layout, owner)
     und = _und_tokens(layout)
@@ -476,17 +499,17 @@ def _plant(draw, c, L, fault):
         L["und_token_indexes"] = _und_tokens(Layout(**L))
 
     if fault == "option":
-        bad = draw(st.sampled_from([0, -1, -7, INT64_MIN]))
-        setattr(o, draw(st.sampled_from(["cp_world_size", "full_seq_alignment", "causal_seq_alignment"])), bad)
+        bad = draw(_pick((0, -1, -7, INT64_MIN)))
+        setattr(o, draw(_pick(("cp_world_size", "full_seq_alignment", "causal_seq_alignment"))), bad)
     elif fault == "negative_mark":
-        setattr(m, draw(st.sampled_from(["image_causal", "image_full", "video_causal", "video_full"])),
-                draw(st.sampled_from([-1, -128, INT64_MIN])))
+        setattr(m, draw(_pick(("image_causal", "image_full", "video_causal", "video_full"))),
+                draw(_pick((-1, -128, INT64_MIN))))
     elif fault == "empty":
         length_planted = c.rows != end
         L["sample_lens"] = []
         if draw(st.booleans()):
             L.update(split_lens=[], attn_modes=[], und_token_indexes=[])
-        c.rows = draw(st.integers(1, 3)) if length_planted else 0
+        c.rows = draw(_ints(1, 3)) if length_planted else 0
     elif fault == "mode_count":
         if draw(st.booleans()) or not L["attn_modes"]:
             L["attn_modes"].append("full")
@@ -495,20 +518,20 @@ def _plant(draw, c, L, fault):
     elif fault == "negative":
         if not L["split_lens"]:
             _append_full_row(c, L)
-        L["split_lens"][draw(st.integers(0, len(L["split_lens"]) - 1))] = -draw(st.integers(1, 4))
+        L["split_lens"][draw(_ints(0, len(L["split_lens"]) - 1))] = -draw(_ints(1, 4))
     elif fault == "negative_sample":
         if not L["sample_lens"]:
             _append_full_row(c, L)
-        L["sample_lens"][draw(st.integers(0, len(L["sample_lens"]) - 1))] = -draw(st.sampled_from([1, 3, INT64_MAX]))
+        L["sample_lens"][draw(_ints(0, len(L["sample_lens"]) - 1))] = -draw(_pick((1, 3, INT64_MAX)))
     elif fault == "unknown_mode":
         if not L["attn_modes"]:
             _append_full_row(c, L)
-        L["attn_modes"][draw(st.integers(0, len(L["attn_modes"]) - 1))] = draw(
-            st.sampled_from(["sliding", "Causal", "", "full "]))
+        L["attn_modes"][draw(_ints(0, len(L["attn_modes"]) - 1))] = draw(
+            _pick(("sliding", "Causal", "", "full ")))
     elif fault == "tiling_sum":
         if not L["split_lens"]:
             _append_full_row(c, L)
-        L["split_lens"][draw(st.integers(0, len(L["split_lens"]) - 1))] += 1
+        L["split_lens"][draw(_ints(0, len(L["split_lens"]) - 1))] += 1
         relist()
     elif fault == "tiling_boundary":
         L["sample_lens"][:0] = [2, 2]
@@ -517,10 +540,10 @@ def _plant(draw, c, L, fault):
         relist()
         c.rows += 4
     elif fault == "und_range":
-        L["und_token_indexes"].append(draw(st.sampled_from([-1, end, end + 5, INT64_MAX])))
+        L["und_token_indexes"].append(draw(_pick((-1, end, end + 5, INT64_MAX))))
     elif fault == "und_repeat":
         und = L["und_token_indexes"]
-        und.append(end if not und else und[draw(st.integers(0, len(und) - 1))])
+        und.append(end if not und else und[draw(_ints(0, len(und) - 1))])
     elif fault == "und_in_full":
         L["sample_lens"].append(3)
         L["split_lens"] += [1, 2]
@@ -529,12 +552,12 @@ def _plant(draw, c, L, fault):
         L["und_token_indexes"].append(end + 1)
         c.rows += 3
     elif fault == "length":
-        c.rows += draw(st.sampled_from([1, -1]))
+        c.rows += draw(_pick((1, -1)))
         if c.rows < 0:
             c.rows = end + 1
     elif fault == "overflow_alignment":
         _append_full_row(c, L)
-        o.full_seq_alignment = draw(st.sampled_from([2 ** 31, 2 ** 40, INT64_MAX]))
+        o.full_seq_alignment = draw(_pick((2 ** 31, 2 ** 40, INT64_MAX)))
     elif fault == "overflow_lcm":
         if _full_rows(L) == 0:
             _append_full_row(c, L)
@@ -544,24 +567,24 @@ def _plant(draw, c, L, fault):
             o.pad_for_cuda_graphs = True
     elif fault == "overflow_mark":
         o.pad_for_cuda_graphs = True
-        m.image_full = m.video_full = draw(st.sampled_from([2 ** 31, INT64_MAX]))
+        m.image_full = m.video_full = draw(_pick((2 ** 31, INT64_MAX)))
     elif fault == "overflow_interleaved":
         causal, full, _ = _counts(Layout(**L))
         if causal != full or full == 0:
-            layout, _ = _fill(draw, _pair_samples(draw(st.integers(1, 3))))
+            layout, _ = _fill(draw, _pair_samples(draw(_ints(1, 3))))
             L.update(sample_lens=list(layout.sample_lens), split_lens=list(layout.split_lens),
                      attn_modes=list(layout.attn_modes))
             relist()
             c.rows = sum(L["sample_lens"])
         o.pad_for_cuda_graphs = True
-        mc = draw(st.sampled_from([1073741824, 1200000000, INT32_MAX]))
-        mf = INT32_MAX - mc + draw(st.integers(1, 999))
+        mc = draw(_pick((1073741824, 1200000000, INT32_MAX)))
+        mf = INT32_MAX - mc + draw(_ints(1, 999))
         if o.is_image_batch:
             m.image_causal, m.image_full = mc, mf
         else:
             m.video_causal, m.video_full = mc, mf
     elif fault in ("pairing", "pairing_layout"):
-        modes = [[False, True] * draw(st.integers(2, 3))] if fault == "pairing" else _unpairable_modes(draw, True)
+        modes = [[False, True] * draw(_ints(2, 3))] if fault == "pairing" else _unpairable_modes(draw, True)
         layout, _ = _fill(draw, modes)
         L.update(sample_lens=list(layout.sample_lens), split_lens=list(layout.split_lens),
                  attn_modes=list(layout.attn_modes))
@@ -570,15 +593,15 @@ def _plant(draw, c, L, fault):
         if fault == "pairing":
             o.pad_segment_only_when_padded = False
             o.causal_seq_alignment = o.full_seq_alignment = 1
-            o.cp_world_size = draw(st.integers(1, 3))
+            o.cp_world_size = draw(_ints(1, 3))
             m = GraphMarks()
         else:
             o.pad_segment_only_when_padded = _coin(draw, 1, 1)
             if o.pad_segment_only_when_padded:
                 o.pad_for_cuda_graphs = True
-            o.cp_world_size = draw(st.sampled_from([1, 2, 3]))
-            o.causal_seq_alignment = draw(st.sampled_from([1, 2, 3, 7, 8]))
-            o.full_seq_alignment = draw(st.sampled_from([1, 2, 3, 7, 8]))
+            o.cp_world_size = draw(_pick((1, 2, 3)))
+            o.causal_seq_alignment = draw(_pick((1, 2, 3, 7, 8)))
+            o.full_seq_alignment = draw(_pick((1, 2, 3, 7, 8)))
     c.options, c.marks = o, m
     return _CLASS.get(fault, "invalid_layout"), _NAME.get(fault, fault)
 

@@ -24,7 +24,6 @@ import json
 import os
 
 from . import _core, _port
-from ._core import Case
 
 __all__ = ["ConformanceFailure", "assert_conforms", "check", "conformance_test", "load_module", "port_for",
            "read_known_failures", "test_conforms"]

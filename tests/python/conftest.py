@@ -14,6 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_ORIGINAL = os.path.join(ROOT, "..", "shared", "spec", "000_a9109b401b6808be.txt")
 
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=False)
+# SEQPACK_HYPOTHESIS_PROFILE=random with --hypothesis-seed=N explores other cases than CI's.
+settings.register_profile("random", derandomize=False, database=None, deadline=None)
 settings.load_profile(os.environ.get("SEQPACK_HYPOTHESIS_PROFILE", "ci"))
 
 
