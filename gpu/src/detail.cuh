@@ -17,6 +17,7 @@
 #include <thrust/system/omp/execution_policy.h>
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -166,7 +167,12 @@ DeviceBuffer<T> output_ids(std::size_t n, Stream s) {
   DeviceBuffer<T> out(n, s);
   if (g_poison >= 0 && n) {
     const T poison = sizeof(T) == 1 ? static_cast<T>(g_poison) : static_cast<T>(0x5A5A5A5A5A5A5A5Aull);
+#ifdef SEQPACK_GPU_CUDA
     thrust::fill(exec(s), out.begin(), out.end(), poison);
+#else
+    // Host memory: filled on the calling thread (no OpenMP region per test buffer).
+    std::fill_n(thrust::raw_pointer_cast(out.data()), n, poison);
+#endif
   }
   return out;
 }
