@@ -138,7 +138,8 @@ void render_case(std::ostream& out, const sc::Case& c, const std::string& id) {
     const ref::Pack pack = ref::build_pack(numbered(c.rows), c.layout, c.options, marks);
     print_pack(out, pack);
   } catch (const ref::Error& e) {
-    out << "  error    " << ref::to_string(e.code()) << ": " << e.what() << "\n";
+    const std::string cls = ref::to_string(e.code()), what = e.what();
+    out << "  error    " << (what.rfind(cls + ":", 0) == 0 ? what : cls + ": " + what) << "\n";
   } catch (const std::bad_alloc&) {
     out << "  error    too large to render\n";
   }
