@@ -185,6 +185,22 @@ TEST(Labels, VectorsCarryTheirRealCategory) {
   EXPECT_EQ(sc::case_label(sc::Case{}, R"({"type":"result","id":"x","ok":false,"error":"overflow"})"), "overflow");
 }
 
+TEST(Progress, LinesWithoutATerminal) {
+  // progress_every_s (seqpack check --time sets 30) prints whole lines on a
+  // stream that is not a terminal; here after every batch.
+  const RunResult r = conform("'" SEQPACK_BIN "' oracle", 600, [](sc::ConformOptions& o) {
+    o.progress = false;
+    o.progress_every_s = 1e-9;
+  });
+  EXPECT_EQ(r.rc, 0) << r.out;
+  std::size_t n = 0;
+  for (std::size_t at = r.err.find("progress: "); at != std::string::npos; at = r.err.find("progress: ", at + 1)) ++n;
+  EXPECT_GE(n, 2u) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << "a carriage return in a log";
+  // Without the option, nothing.
+  EXPECT_EQ(conform("'" SEQPACK_BIN "' oracle", 300).err.find("progress: "), std::string::npos);
+}
+
 TEST(Shards, SplitTheCasesDeterministically) {
   const std::string dir = temp_dir("shards");
   std::int64_t total = 0;
