@@ -1,6 +1,7 @@
 // The runner's verdict: failures grouped by signature, a short log for a
 // wrong port, --max-failures, real labels, explained diffs, shards and JUnit.
 #include "seqpack/conformance/verdict.hpp"
+#include "seqpack/properties/show.hpp"
 
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <rapidcheck.h>
 
 #include "seqpack/conformance/case.hpp"
 #include "seqpack/conformance/runner.hpp"
@@ -199,6 +201,21 @@ TEST(Progress, LinesWithoutATerminal) {
   EXPECT_EQ(r.err.find('\r'), std::string::npos) << "a carriage return in a log";
   // Without the option, nothing.
   EXPECT_EQ(conform("'" SEQPACK_BIN "' oracle", 300).err.find("progress: "), std::string::npos);
+}
+
+TEST(Printers, DomainTypesPrintTheirValues) {
+  // RC_ASSERT(a == b) prints both sides with RapidCheck's show(): without
+  // the printers (properties/show.hpp, through generators.hpp) it printed `<???>`.
+  namespace ref = seqpack::reference;
+  const ref::PositionIds ids{false, 1, 3, {5, 6, 7}};
+  EXPECT_EQ(rc::toString(ids), "PositionIds{1-D, axes 1, len 3, values [5,6,7]}");
+  ref::Rows rows(2, 4);
+  rows.row(0)[0] = std::byte{1};
+  EXPECT_EQ(rc::toString(rows), "Rows{2 x 4 bytes, row ids [0,-1]}");
+  EXPECT_EQ(rc::toString(ref::GraphMarks{1, 2, 3, 4}), "{image: [1, 2], video: [3, 4]}");
+  std::vector<std::int64_t> many(100, 9);
+  const ref::PositionIds big{false, 1, 100, many};
+  EXPECT_NE(rc::toString(big).find("... (100 values)"), std::string::npos) << rc::toString(big);
 }
 
 TEST(Shards, SplitTheCasesDeterministically) {
