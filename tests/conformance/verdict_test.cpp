@@ -1,7 +1,6 @@
 // The runner's verdict: failures grouped by signature, a short log for a
 // wrong port, --max-failures, real labels, explained diffs, shards and JUnit.
 #include "seqpack/conformance/verdict.hpp"
-#include "seqpack/properties/show.hpp"
 
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include "seqpack/conformance/case.hpp"
 #include "seqpack/conformance/runner.hpp"
+#include "seqpack/properties/show.hpp"
 
 namespace {
 

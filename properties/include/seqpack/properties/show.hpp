@@ -29,8 +29,8 @@ void list(std::ostream& os, const std::vector<T>& v) {
 }  // namespace show_detail
 
 inline void showValue(const GraphMarks& m, std::ostream& os) {
-  os << "{image: [" << m.image_causal << ", " << m.image_full << "], video: [" << m.video_causal << ", "
-     << m.video_full << "]}";
+  os << "{image: [" << m.image_causal << ", " << m.image_full << "], video: [" << m.video_causal << ", " << m.video_full
+     << "]}";
 }
 
 inline void showValue(const Options& o, std::ostream& os) {
