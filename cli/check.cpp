@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -108,7 +109,15 @@ int run_check(std::ostream& out, const CheckOptions& options) {
     co.vectors_dir = paths.vectors_dir;
     out << "\nconformance: " << port.name << ", golden vectors, packer and strict profiles\n";
     std::ostringstream err;
-    const int rc = conformance::run_conform(co, out, err);
+    // A campaign prints a progress line on stderr every 30 s (at least once
+    // a minute, so overnight logs show life, terminal or not).
+    int rc = 0;
+    if (options.time_s > 0) {
+      co.progress_every_s = 30;
+      rc = conformance::run_conform(co, out, std::cerr);
+    } else {
+      rc = conformance::run_conform(co, out, err);
+    }
     out << err.str();
     failed += rc == 0 ? 0 : 1;
   }

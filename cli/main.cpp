@@ -18,6 +18,7 @@
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/reference/reference.hpp"
+#include "verdict.hpp"
 
 namespace {
 
@@ -27,35 +28,6 @@ namespace sc = seqpack::conformance;
 int run_oracle_loop(bool allow_runs) {
   std::ios::sync_with_stdio(false);
   return sc::serve(std::cin, std::cout, allow_runs);
-}
-
-// One case file, printed readably, then the protocol result.
-int run_oracle_case(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::cerr << "oracle: cannot open " << path << "\n";
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  sc::Case c;
-  try {
-    c = sc::case_from_json(text.str());
-  } catch (const std::exception& e) {
-    std::cerr << "oracle: " << path << ": " << e.what() << "\n";
-    return 2;
-  }
-  std::cout << path << "\n";
-  seqpack::cli::print_case(std::cout, c.layout, c.options);
-  try {
-    seqpack::reference::GraphMarks marks = c.marks;
-    const auto pack = seqpack::reference::build_pack(sc::case_rows(c), c.layout, c.options, marks);
-    seqpack::cli::print_pack(std::cout, pack);
-  } catch (const seqpack::reference::Error& e) {
-    std::cout << "  error    " << e.what() << "\n";
-  }
-  std::cout << "result: " << sc::result_line(c, "case", sc::oracle_views()) << "\n";
-  return 0;
 }
 
 std::string self_path() {
@@ -119,6 +91,32 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bool no_runs = false;
   conform->add_flag("--plain", no_runs, "Do not offer the runs encoding (compare plain arrays only)");
+  conform->add_option("--max-failures", co.max_failures,
+                      "Stop after this many distinct failure groups (0: run every case)");
+  bool fail_fast = false;
+  conform->add_flag("--fail-fast", fail_fast, "Stop at the first failure group (--max-failures 1)");
+  conform->add_option("--junit", co.junit, "Write a JUnit XML report here (a testcase per vector family and group)");
+  std::string shard;
+  conform->add_option("--shard", shard, "Run shard I/N of the cases (I from 0 to N-1), for N-way CI matrices");
+
+  std::vector<std::string> replay_paths;
+  std::string replay_port;
+  double replay_timeout = 10;
+  bool replay_plain = false;
+  CLI::App* replay =
+      app.add_subcommand("replay", "Run saved case files against a port: the diff and the reference's pack");
+  replay->add_option("cases", replay_paths, "Case files (JSON), or directories of them (*.json)")->required();
+  replay->add_option("--port", replay_port, "The port's command line (run by /bin/sh -c)")->required();
+  replay->add_option("--timeout", replay_timeout, "Seconds the port may take per answer")->capture_default_str();
+  replay->add_flag("--plain", replay_plain, "Do not offer the runs encoding");
+
+  std::vector<std::string> merge_files;
+  std::string merge_out;
+  CLI::App* report = app.add_subcommand("report", "Work with `conform --report` files");
+  report->require_subcommand(1);
+  CLI::App* merge = report->add_subcommand("merge", "Merge the JSON reports of a sharded run into one summary");
+  merge->add_option("reports", merge_files, "The shards' JSON reports")->required();
+  merge->add_option("--out", merge_out, "Write the merged report (JSON) here");
 
   std::string vectors_out;
   CLI::App* vectors = app.add_subcommand("vectors", "Regenerate the golden vectors");
@@ -129,7 +127,18 @@ int main(int argc, char** argv) {
     check_options.self = self_path();
     return seqpack::cli::run_check(std::cout, check_options) == 0 ? 0 : 1;
   }
-  if (oracle->parsed()) return oracle_case.empty() ? run_oracle_loop(!plain_only) : run_oracle_case(oracle_case);
+  if (oracle->parsed()) {
+    return oracle_case.empty() ? run_oracle_loop(!plain_only)
+                               : seqpack::cli::run_oracle_case(oracle_case, std::cout, std::cerr);
+  }
+  if (replay->parsed()) {
+    if (!(replay_timeout > 0 && replay_timeout <= 86400)) {
+      std::cerr << "replay: --timeout: expected seconds in (0, 86400], got " << replay_timeout << "\n";
+      return 2;
+    }
+    return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, std::cout, std::cerr);
+  }
+  if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);
   if (conform->parsed()) {
     if (profile == "packer") co.profiles = {sc::Profile::packer};
     if (profile == "strict") co.profiles = {sc::Profile::strict};
@@ -140,6 +149,15 @@ int main(int argc, char** argv) {
     }
     co.progress = isatty(2) != 0;
     co.offer_runs = !no_runs;
+    if (fail_fast) co.max_failures = 1;
+    if (co.max_failures < 0) {
+      std::cerr << "conform: --max-failures: expected 0 or more, got " << co.max_failures << "\n";
+      return 2;
+    }
+    if (!shard.empty() && !seqpack::cli::parse_shard(shard, &co.shard_index, &co.shard_count)) {
+      std::cerr << "conform: --shard: expected I/N with 0 <= I < N <= 100000, got '" << shard << "'\n";
+      return 2;
+    }
     return sc::run_conform(co, std::cout, std::cerr);
   }
   if (vectors->parsed()) {

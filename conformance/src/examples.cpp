@@ -33,6 +33,7 @@ std::vector<WorkedExample> make_examples() {
       {"E7", "one sample with two pairs: pairing fails", make({4}, pairs, {1, 1, 1, 1})},
   };
   examples.back().c.expect_error = "pad_segment_pairing";
+  examples.back().c.fault = "pairing";
   return examples;
 }
 

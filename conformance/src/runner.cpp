@@ -19,6 +19,7 @@
 #include "seqpack/conformance/case_json.hpp"
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
+#include "seqpack/conformance/verdict.hpp"
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/properties/spec.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -306,7 +307,42 @@ std::set<std::string> read_known(const std::string& path) {
   return known;
 }
 
-std::string category_of(const Pending& p) { return p.steps.empty() ? sp::category(p.c) : "session"; }
+// The real category: a vector that names no class takes its expected
+// result's (only vectors: parsing every random result would cost).
+std::string category_of(const Pending& p) {
+  if (!p.steps.empty()) return "session";
+  return case_label(p.c, p.vector ? p.expect : std::string());
+}
+
+// A failing case's size, to pick each group's smallest member: its tokens
+// and samples (a session's, summed).
+std::int64_t case_size(const Pending& p) {
+  std::int64_t size = 0;
+  const auto add = [&](const sp::Case& c) {
+    for (const std::int64_t v : c.layout.split_lens) size += std::clamp<std::int64_t>(v, 0, std::int64_t{1} << 40);
+    size += static_cast<std::int64_t>(c.layout.sample_lens.size());
+  };
+  if (p.steps.empty()) add(p.c);
+  for (const auto& c : p.steps) add(c);
+  return size;
+}
+
+// One failure group: the failures of one signature (failure_signature).
+struct Group {
+  std::string signature;
+  std::int64_t count = 0;
+  std::vector<std::string> members;  // the first few ids
+  std::map<std::string, std::int64_t> categories;
+  Pending smallest;
+  std::string smallest_diff;
+  std::int64_t smallest_size = 0;
+  double first_s = 0;
+  std::optional<Failure> shrunk;
+  std::string explanation;
+};
+
+/// Member ids a group prints.
+constexpr std::size_t kGroupMembersShown = 5;
 
 std::vector<std::string> keys_of(const Pending& p) {
   std::vector<std::string> keys{category_of(p)};
@@ -344,8 +380,11 @@ class Runner {
       }
       std::vector<Pending> batch;
       const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
+      std::int64_t index = -1;
       for (auto& v : vectors) {
+        if (stop_) break;
         if (!v.steps.empty() && !sessions) continue;  // a session vector, for ports that declare sessions
+        if (!in_shard(++index)) continue;
         batch.push_back({v.id, v.c, v.expect, true, v.steps});
         ++vectors_;
         if (batch.size() == kBatch) run_batch(batch);
@@ -355,12 +394,15 @@ class Runner {
     }
     const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
     for (const sp::Profile profile : o_.profiles) {
+      if (stop_) break;
       const auto gen = sp::gen_case(profile);
       const auto gen_valid = sp::gen_valid_case(profile);
       const Clock::time_point profile_start = Clock::now();
       std::vector<Pending> batch;
       for (std::int64_t i = 0; o_.cases <= 0 ? o_.time_s > 0 : i < o_.cases; ++i) {
-        if (o_.time_s > 0 && std::chrono::duration<double>(Clock::now() - profile_start).count() > o_.time_s) break;
+        if (stop_ || (o_.time_s > 0 && std::chrono::duration<double>(Clock::now() - profile_start).count() > o_.time_s))
+          break;
+        if (!in_shard(i)) continue;
         const std::uint64_t seed = o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i);
         const std::string id =
             std::string(profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) + "-" + std::to_string(i);
@@ -376,6 +418,7 @@ class Runner {
     }
     finish_in_flight();
     if (o_.progress) err_ << "\n";
+    shrink_groups();
     return summary();
   }
 
@@ -392,6 +435,8 @@ class Runner {
                                       reference::validate_layout(c.layout), reference::prepare_metadata(c.layout));
     (void)reference::plan_pack(meta, c.rows, c.options, c.marks);
   }
+
+  bool in_shard(std::int64_t i) const { return o_.shard_count <= 1 || i % o_.shard_count == o_.shard_index; }
 
   static std::vector<sp::Case> session_steps(const rc::Gen<sp::Case>& gen, std::uint64_t seed) {
     rc::Random r(seed ^ 0x5E5510Full);
@@ -511,22 +556,81 @@ class Runner {
     mix_[cat]++;
     const auto keys = keys_of(p);
     for (const auto& k : keys) seen_keys_.insert(k);
+    if (p.vector) ++families_[vector_family(p.id)].first;
     if (diff.empty()) return;
-    Failure f{p.id, cat, diff, p.c, false, p.steps};
+    bool known = false;
     for (const auto& k : keys) {
       if (known_.count(k)) {
-        f.known = true;
+        known = true;
         failed_keys_.insert(k);
+        known_hits_[k]++;
       }
     }
-    if (!f.known) shrink(p, f);
-    failures_.push_back(f);
-    if (!f.known) report_failure(f);
+    if (known) {
+      ++known_failures_;
+      return;
+    }
+    ++unexpected_;
+    if (p.vector) families_[vector_family(p.id)].second.push_back(p.id);
+    const std::string sig = failure_signature(diff);
+    auto it = groups_.find(sig);
+    if (it == groups_.end() && stop_) {
+      // A new fault in the batch that was in flight when --max-failures
+      // stopped the run: counted, not grouped.
+      ++past_stop_;
+      return;
+    }
+    if (it == groups_.end()) {
+      if (first_verdict_s_ < 0) first_verdict_s_ = seconds();
+      it = groups_.emplace(sig, Group{}).first;
+      it->second.signature = sig;
+      it->second.first_s = seconds();
+      group_order_.push_back(sig);
+      if (o_.progress) err_ << "\n";
+      // One block per new fault as soon as it is seen (its first member,
+      // unshrunk); the shrunk smallest member follows at the end.
+      out_ << "FAIL " << p.id << " [" << cat << "] group " << groups_.size() << ": " << sig << " (after "
+           << seconds_text(it->second.first_s) << " s)\n  first difference: " << diff << "\n";
+      if (o_.max_failures > 0 && static_cast<std::int64_t>(groups_.size()) >= o_.max_failures) stop_ = true;
+    }
+    Group& g = it->second;
+    const std::int64_t size = case_size(p);
+    if (g.count == 0 || size < g.smallest_size) {
+      g.smallest = p;
+      g.smallest.expect.clear();  // recomputed when shrinking; the line can be megabytes
+      g.smallest_diff = diff;
+      g.smallest_size = size;
+    }
+    ++g.count;
+    g.categories[cat]++;
+    if (g.members.size() < kGroupMembersShown) g.members.push_back(p.id);
+  }
+
+  static std::string seconds_text(double s) {
+    std::ostringstream t;
+    t.setf(std::ios::fixed);
+    t.precision(s < 10 ? 2 : 1);
+    t << s;
+    return t.str();
+  }
+
+  // Each group's smallest member, shrunk once (keeping the group's
+  // signature), then printed once with its count and a few member ids.
+  void shrink_groups() {
+    std::size_t n = 0;
+    for (const std::string& sig : group_order_) {
+      Group& g = groups_.at(sig);
+      Failure f{g.smallest.id, category_of(g.smallest), g.smallest_diff, g.smallest.c, false, g.smallest.steps};
+      shrink(g.smallest, f, sig);
+      g.explanation = f.steps.empty() ? explain_difference(f.minimal, f.diff, "  ") : "";
+      g.shrunk = f;
+      report_group(g, ++n, f);
+    }
   }
 
   // Shrinks a failing case by steps that know the layout (plainer options,
   // fewer samples, shorter splits), asking the port each time, greedily.
-  void shrink(Pending& p, Failure& f) {
+  void shrink(Pending& p, Failure& f, const std::string& sig) {
     int budget = o_.shrink_budget;
     if (!f.steps.empty()) {
       // A session: drop steps while it still fails (the marks carry over, so
@@ -536,7 +640,7 @@ class Runner {
         fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
         if (k == 0) fewer.front().marks = f.steps.front().marks;
         const std::string d = ask_session(fewer, p.id + "-shrunk");
-        if (!d.empty()) {
+        if (!d.empty() && failure_signature(d) == sig) {
           f.steps = std::move(fewer);
           f.diff = d;
         } else {
@@ -551,7 +655,7 @@ class Runner {
       for (const sp::Case& candidate : smaller_cases(f.minimal)) {
         if (--budget < 0) break;
         const std::string d = ask_one(candidate, p.id + "-shrunk");
-        if (!d.empty()) {
+        if (!d.empty() && failure_signature(d) == sig) {
           f.minimal = candidate;
           f.diff = d;
           progress = true;
@@ -561,10 +665,19 @@ class Runner {
     }
   }
 
-  void report_failure(const Failure& f) {
-    if (o_.progress) err_ << "\n";
-    out_ << "FAIL " << f.id << " [" << f.category << "]\n  first difference: " << f.diff << "\n  minimal "
-         << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
+  void report_group(const Group& g, std::size_t n, const Failure& f) {
+    out_ << "group " << n << " of " << groups_.size() << ": " << g.signature << ": " << g.count
+         << (g.count == 1 ? " case" : " cases") << " (";
+    bool first = true;
+    for (const auto& [cat, k] : g.categories) {
+      out_ << (first ? "" : ", ") << cat << " " << k;
+      first = false;
+    }
+    out_ << "), e.g.";
+    for (const auto& id : g.members) out_ << " " << id;
+    out_ << (g.count > static_cast<std::int64_t>(g.members.size()) ? " ...\n" : "\n");
+    out_ << "  smallest member " << f.id << " [" << f.category << "], shrunk\n  first difference: " << f.diff << "\n"
+         << g.explanation << "  minimal " << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
     if (!o_.save_failures.empty()) {
       std::filesystem::create_directories(o_.save_failures);
       const std::string path = o_.save_failures + "/" + f.id + ".json";
@@ -573,22 +686,30 @@ class Runner {
     }
   }
 
+  // A progress line: rewritten in place on a terminal; otherwise, when
+  // progress_every_s is set, a whole line that often (overnight logs).
   void progress() {
-    if (!o_.progress) return;
     const double s = seconds();
-    err_ << "\rcases " << ran_ << "  " << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << "/s  failures "
-         << failures_.size() << "   " << std::flush;
+    if (o_.progress) {
+      err_ << "\rcases " << ran_ << "  " << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << "/s  failures "
+           << unexpected_ + known_failures_ << " in " << groups_.size() << " groups   " << std::flush;
+      return;
+    }
+    if (o_.progress_every_s <= 0 || s - last_progress_s_ < o_.progress_every_s) return;
+    last_progress_s_ = s;
+    err_ << "progress: " << seconds_text(s) << " s, " << ran_ << " cases, "
+         << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s, " << unexpected_ << " unexpected failures in "
+         << groups_.size() << " groups, " << known_failures_ << " known\n"
+         << std::flush;
   }
 
   int summary() {
     const double s = seconds();
-    std::int64_t unexpected = 0, known_hit = 0;
-    for (const auto& f : failures_) (f.known ? known_hit : unexpected) += 1;
     std::vector<std::string> now_passing, not_seen;
     for (const auto& k : known_) {
       if (!seen_keys_.count(k))
         not_seen.push_back(k);
-      else if (!failed_keys_.count(k))
+      else if (!failed_keys_.count(k) && !stop_)  // a run stopped early proves no entry passes
         now_passing.push_back(k);
     }
     out_ << "port: " << port_.name() << " (views: ";
@@ -599,35 +720,99 @@ class Runner {
     out_ << "\n";
     for (const auto& k : now_passing) out_ << "NOW PASSES (remove from the known failures): " << k << "\n";
     for (const auto& k : not_seen) out_ << "note: known failure not exercised in this run: " << k << "\n";
+    if (!groups_.empty()) {
+      out_ << "failure groups: " << groups_.size() << " (first verdict after " << seconds_text(first_verdict_s_)
+           << " s)" << (stop_ ? ", run stopped at --max-failures " + std::to_string(o_.max_failures) : "");
+      if (past_stop_ > 0) out_ << "; " << past_stop_ << " failures of other signatures in the last batch, not grouped";
+      out_ << "\n";
+      std::size_t n = 0;
+      for (const std::string& sig : group_order_) {
+        const Group& g = groups_.at(sig);
+        out_ << "  " << ++n << ". " << sig << ": " << g.count << (g.count == 1 ? " case" : " cases") << ", smallest "
+             << (g.shrunk ? g.shrunk->id : g.smallest.id) << "\n";
+      }
+    }
     out_ << "conform: " << ran_ << " cases (" << vectors_ << " vectors) in " << s << " s, "
-         << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected << " unexpected failures, "
-         << known_hit << " known failures, " << now_passing.size() << " now passing, " << crashes_
-         << " crashes or hangs\n";
+         << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected_ << " unexpected failures in "
+         << groups_.size() << " groups, " << known_failures_ << " known failures, " << now_passing.size()
+         << " now passing, " << crashes_ << " crashes or hangs";
+    if (o_.shard_count > 1) out_ << "; shard " << o_.shard_index << "/" << o_.shard_count;
+    out_ << "\n";
     if (!o_.report.empty()) {
       json r = {{"port", port_.name()},
                 {"command", o_.port},
                 {"profiles", profile_names()},
                 {"seed", o_.seed},
+                {"shard", {o_.shard_index, o_.shard_count}},
                 {"cases", ran_},
                 {"vectors", vectors_},
                 {"seconds", s},
+                {"first_verdict_seconds", first_verdict_s_ < 0 ? json() : json(first_verdict_s_)},
                 {"cases_per_second", s > 0 ? ran_ / s : 0},
-                {"unexpected_failures", unexpected},
-                {"known_failures", known_hit},
+                {"unexpected_failures", unexpected_},
+                {"known_failures", known_failures_},
+                {"known_failure_hits", known_hits_},
+                {"known_seen", json::array()},
+                {"known_failed", failed_keys_},
+                {"stopped_early", stop_},
                 {"now_passing", now_passing},
                 {"crashes_or_hangs", crashes_},
                 {"case_mix", mix_},
-                {"failures", json::array()}};
-      for (const auto& f : failures_) {
-        r["failures"].push_back({{"id", f.id},
-                                 {"category", f.category},
-                                 {"known", f.known},
-                                 {"diff", f.diff},
-                                 {f.steps.empty() ? "case" : "session", json::parse(f.minimal_json())}});
+                {"groups", json::array()}};
+      for (const auto& k : known_) {
+        if (seen_keys_.count(k)) r["known_seen"].push_back(k);
+      }
+      for (const std::string& sig : group_order_) {
+        const Group& g = groups_.at(sig);
+        const Failure& f = *g.shrunk;
+        r["groups"].push_back({{"signature", sig},
+                               {"count", g.count},
+                               {"members", g.members},
+                               {"categories", g.categories},
+                               {"id", f.id},
+                               {"category", f.category},
+                               {"diff", f.diff},
+                               {"explanation", g.explanation},
+                               {f.steps.empty() ? "case" : "session", json::parse(f.minimal_json())}});
       }
       std::ofstream(o_.report) << r.dump(2) << "\n";
     }
-    return unexpected == 0 && now_passing.empty() ? 0 : 1;
+    if (!o_.junit.empty()) write_junit(s);
+    return unexpected_ == 0 && now_passing.empty() ? 0 : 1;
+  }
+
+  // One testcase per vector family (failing with its unexpected failures'
+  // ids) and per failure group.
+  void write_junit(double s) {
+    std::vector<JUnitCase> cases;
+    for (const auto& [family, stats] : families_) {
+      JUnitCase c{"vectors", family + " (" + std::to_string(stats.first) + " vectors)", "", "", 0};
+      std::string ids;
+      const std::size_t failing = stats.second.size();
+      for (std::size_t k = 0; k < failing && k < 10; ++k) ids += (k ? " " : "") + stats.second[k];
+      if (failing > 0) {
+        c.failure = std::to_string(failing) + " of " + std::to_string(stats.first) + " vectors fail";
+        c.detail = "failing vectors (first ten): " + ids;
+      }
+      cases.push_back(c);
+    }
+    std::size_t n = 0;
+    for (const std::string& sig : group_order_) {
+      const Group& g = groups_.at(sig);
+      const Failure& f = *g.shrunk;
+      JUnitCase c{"failure-groups", "group " + std::to_string(++n) + ": " + sig, "", "", 0};
+      c.failure = std::to_string(g.count) + " cases: " + f.diff;
+      std::string members;
+      for (const auto& id : g.members) members += " " + id;
+      c.detail = "members:" + members + "\nfirst difference: " + f.diff + "\n" + g.explanation + "minimal " +
+                 (f.steps.empty() ? "case" : "session") + ": " + f.minimal_json() + "\n";
+      cases.push_back(c);
+    }
+    JUnitCase random{"random", std::to_string(ran_ - vectors_) + " random cases", "", "", s};
+    cases.push_back(random);
+    std::ofstream out(o_.junit);
+    out << junit_xml("seqpack conform: " + port_.name(), cases, s);
+    if (!out) err_ << "conform: cannot write the JUnit report " << o_.junit << "\n";
   }
 
   std::vector<std::string> profile_names() const {
@@ -643,8 +828,15 @@ class Runner {
   Clock::time_point start_;
   std::set<std::string> known_, seen_keys_, failed_keys_;
   std::map<std::string, std::int64_t> mix_;
-  std::vector<Failure> failures_;
-  std::int64_t ran_ = 0, vectors_ = 0, crashes_ = 0;
+  std::map<std::string, Group> groups_;
+  std::vector<std::string> group_order_;  // signatures in the order first seen
+  std::map<std::string, std::int64_t> known_hits_;
+  // Per vector family: vectors run, and the ids of those that failed.
+  std::map<std::string, std::pair<std::int64_t, std::vector<std::string>>> families_;
+  std::int64_t ran_ = 0, vectors_ = 0, crashes_ = 0, unexpected_ = 0, known_failures_ = 0;
+  double first_verdict_s_ = -1, last_progress_s_ = 0;
+  bool stop_ = false;
+  std::int64_t past_stop_ = 0;  // unexpected failures of new signatures after the stop
   std::vector<Pending> in_flight_;
   std::future<std::vector<Outcome>> io_;
   std::vector<std::string> io_messages_;

@@ -93,27 +93,33 @@ std::vector<Vector> make_vectors() {
             if (graphs && n % 3 == 0) c.marks = {256, 384, 512, 640};
             add("options-" + std::to_string(n++), c);
           }
-  // Every error class from a minimal input.
+  // Every error class from a minimal input, each naming its class and fault
+  // (its category, as the strict generator's cases do).
   {
+    const auto fault = [&](const std::string& id, sp::Case c, const char* error, const char* name) {
+      c.expect_error = error;
+      c.fault = name;
+      add(id, c);
+    };
     sp::Case c = make({3}, {"causal", "full"}, {1, 2});
     c.options.cp_world_size = 0;
-    add("error-invalid_option", c);
-    sp::Case e;
-    add("error-empty_batch", e);
+    fault("error-invalid_option", c, "invalid_option", "option");
+    fault("error-empty_batch", sp::Case{}, "empty_batch", "empty");
     c = make({3}, {"causal", "full"}, {1, 2});
     c.layout.attn_modes[1] = "sliding";
-    add("error-invalid_layout-mode", c);
+    fault("error-invalid_layout-mode", c, "invalid_layout", "unknown_mode");
     c = make({3}, {"causal", "full"}, {1, 2});
     c.layout.und_token_indexes = {0, 2};
-    add("error-und_token_in_full_split", c);
+    fault("error-und_token_in_full_split", c, "und_token_in_full_split", "und_in_full");
     c = make({3}, {"causal", "full"}, {1, 2});
     c.rows = 4;
-    add("error-length_mismatch", c);
+    fault("error-length_mismatch", c, "length_mismatch", "length");
     c = make({3}, {"causal", "full"}, {1, 2});
     c.options.full_seq_alignment = 4294967296LL;
-    add("error-overflow", c);
+    fault("error-overflow", c, "overflow", "overflow_alignment");
+    // Tokens past int32 (no generator plants these: its cases stay small).
     c = make({2147483647, 1}, {"full", "full"}, {2147483647, 1});
-    add("error-overflow-tokens", c);
+    fault("error-overflow-tokens", c, "overflow", "overflow_tokens");
   }
   // An alignment past int32 on a stream that stays empty builds: 0 rows pad to
   // 0 under any alignment (the fuzz finding of issue 17). One row on it is the

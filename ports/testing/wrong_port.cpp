@@ -3,6 +3,10 @@
 //   wrong_port max_sample_len   pad_segment.max_sample_len forgets the pad rows
 //   wrong_port crash_cp N       exits without answering when cp_world_size == N
 //   wrong_port hang_cp N        never answers when cp_world_size == N
+//   wrong_port pad_row          a pad segment's full stream one row short
+//                               (its reserved row forgotten)
+//   wrong_port two_faults       max_sample_len, and overflow answered as
+//                               invalid_layout (two distinct faults)
 #include <unistd.h>
 
 #include <cstdlib>
@@ -23,10 +27,21 @@ int main(int argc, char** argv) {
     const long cp = req.is_object() && req.contains("options") ? req["options"].value("cp_world_size", 1L) : 1L;
     if (mode == "crash_cp" && cp == n) return 3;
     if (mode == "hang_cp" && cp == n) pause();
-    if (mode == "max_sample_len") {
+    if (mode == "max_sample_len" || mode == "two_faults") {
       auto r = nlohmann::json::parse(answer);
       if (r.value("ok", false) && !r["pack"]["pad_segment"].is_null()) {
         r["pack"]["pad_segment"]["max_sample_len"] = r["pack"]["max_sample_len"];
+        answer = r.dump();
+      }
+      if (mode == "two_faults" && r.value("error", "") == "overflow") {
+        r["error"] = "invalid_layout";
+        answer = r.dump();
+      }
+    }
+    if (mode == "pad_row") {
+      auto r = nlohmann::json::parse(answer);
+      if (r.value("ok", false) && !r["pack"]["pad_segment"].is_null() && !r["pack"]["full_only_rows"].empty()) {
+        r["pack"]["full_only_rows"].erase(r["pack"]["full_only_rows"].size() - 1);
         answer = r.dump();
       }
     }

@@ -198,7 +198,9 @@ TEST(Runner, CrashingPortFailsTheCaseAndIsRestarted) {
   // cp 11: a few of seed 7's 300 cases; every crash restarts the port, in shrinking too.
   const RunResult r = conform("'" WRONG_PORT "' crash_cp 11", sc::Profile::packer, 300);
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("crashed"), std::string::npos) << r.out;
+  // Its failures are one group, whose text is how the port went: exited
+  // before answering, or closed its input first (which one wins is timing).
+  EXPECT_TRUE(r.out.find("crashed") != std::string::npos || r.out.find("(exited)") != std::string::npos) << r.out;
   EXPECT_NE(r.out.find("300 cases"), std::string::npos) << r.out;
 }
 

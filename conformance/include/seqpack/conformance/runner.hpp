@@ -27,6 +27,15 @@ struct ConformOptions {
   bool progress = false;       ///< progress line on stderr
   int shrink_budget = 400;     ///< port calls spent shrinking each failure
   bool offer_runs = true;      ///< offer the runs encoding at hello
+  /// Stop the run once this many distinct failure groups (signatures) are
+  /// seen (0: no limit); `--fail-fast` is 1.
+  std::int64_t max_failures = 0;
+  std::string junit;  ///< JUnit XML report file
+  /// Run only the random cases whose index i has i % shard_count ==
+  /// shard_index (and the vectors likewise), for N-way CI matrices.
+  std::int64_t shard_index = 0, shard_count = 1;
+  /// Seconds between progress lines when stderr is not a terminal (0: none).
+  double progress_every_s = 0;
 };
 
 /// Runs the conformance check. Returns 0 when every failure is listed as

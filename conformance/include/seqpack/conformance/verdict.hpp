@@ -1,0 +1,56 @@
+// The runner's verdict: failures grouped by signature, the reference's
+// derivation of a differing length, offset or mark, and reports for CI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "seqpack/conformance/case.hpp"
+
+namespace seqpack::conformance {
+
+/// A failure's signature: the first differing field's path with its indexes
+/// dropped (`pack.full_only_rows[3]` and `[7]` are one field) and the kind of
+/// difference (`value`, `length`, `missing`, the error classes of an `ok`
+/// mismatch, or the port's crash or hang). Failures of one signature are one
+/// group: one fault, shrunk and printed once.
+std::string failure_signature(const std::string& diff);
+
+/// The label of a case: its real category, "valid" or "<class>/<fault>"
+/// (the fault left out where the case names none). A case that names no
+/// class but whose expected result (a result line, may be empty) is an
+/// error takes that class.
+std::string case_label(const Case& c, const std::string& expect = "");
+
+/// How the reference derived the value that `diff` names, from the case:
+/// the real tokens, the pad segment's reserved row, the effective alignment
+/// lcm(alignment, cp), the CUDA-graph bucket step and the high-water mark.
+/// Empty when the difference is not a length, offset or mark. Lines start
+/// with `indent`.
+std::string explain_difference(const Case& c, const std::string& diff, const std::string& indent = "  ");
+
+/// One failure group, for reports.
+struct GroupReport {
+  std::string signature;
+  std::int64_t count = 0;
+  std::vector<std::string> members;  ///< the first few ids
+  std::string id, category, diff;    ///< the shrunk member
+  std::string explanation;
+  std::string minimal;  ///< the minimal case or session as JSON
+};
+
+/// One JUnit testcase: `failure` empty when it passed.
+struct JUnitCase {
+  std::string classname, name, failure, detail;
+  double seconds = 0;
+};
+
+/// A JUnit XML document (one testsuite) of the cases; escapes every string.
+std::string junit_xml(const std::string& suite, const std::vector<JUnitCase>& cases, double seconds);
+
+/// The family of a golden vector id: the id without its trailing number and
+/// separators (`options-17` -> `options`, `edge-full-2047-graphs` -> `edge-full`).
+std::string vector_family(const std::string& id);
+
+}  // namespace seqpack::conformance

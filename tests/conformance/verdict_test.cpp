@@ -1,0 +1,243 @@
+// The runner's verdict: failures grouped by signature, a short log for a
+// wrong port, --max-failures, real labels, explained diffs, shards and JUnit.
+#include "seqpack/conformance/verdict.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <rapidcheck.h>
+
+#include "seqpack/conformance/case.hpp"
+#include "seqpack/conformance/runner.hpp"
+#include "seqpack/properties/show.hpp"
+
+namespace {
+
+namespace sc = seqpack::conformance;
+using nlohmann::json;
+
+struct RunResult {
+  int rc;
+  std::string out, err;
+};
+
+RunResult conform(const std::string& port, std::int64_t cases,
+                  const std::function<void(sc::ConformOptions&)>& edit = {}) {
+  sc::ConformOptions o;
+  o.port = port;
+  o.profiles = {sc::Profile::packer};
+  o.cases = cases;
+  o.seed = 7;
+  if (edit) edit(o);
+  std::ostringstream out, err;
+  const int rc = sc::run_conform(o, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+std::string temp_dir(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("seqpack_verdict_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+const std::string kWrong = "'" WRONG_PORT "'";
+
+TEST(Signature, DropsIndexesAndKeepsTheKind) {
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[3]: expected 4, port 5"), "pack.full_only_rows[] (value)");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[97]: expected -1, port 12"), "pack.full_only_rows[] (value)");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 384 entries, port 128"),
+            "pack.full_only_rows (length)");
+  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows[0]: expected 3, port 4"),
+            "views.cp_shards[].rows[] (value)");
+  EXPECT_EQ(sc::failure_signature("views.getters: declared but missing"), "views.getters (missing)");
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "overflow" (rows 12 too many))"),
+            "ok (expected a result, port error overflow)");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "overflow", port "invalid_layout")"),
+            "error (expected overflow, port invalid_layout)");
+  EXPECT_EQ(sc::failure_signature("session step 2: graph_bounds.image[1]: expected 256, port 128"),
+            "session step #: graph_bounds.image[] (value)");
+  // Not a field path: the text, numbers folded.
+  EXPECT_EQ(sc::failure_signature("no answer within 0.500000 s (hung)"), "no answer within # s (hung)");
+  // Different fields or kinds are different groups.
+  EXPECT_NE(sc::failure_signature("pack.causal_rows: expected 4 entries, port 3"),
+            sc::failure_signature("pack.causal_rows[0]: expected 4, port 3"));
+}
+
+TEST(Verdict, AWrongPortGivesOneGroupAndAShortLog) {
+  // Every case with a pad segment fails the same way: one group, printed
+  // once, with its count; the log stays short (before grouping, this run
+  // printed a block of three lines for each of its 210 failures).
+  const std::string save = temp_dir("group");
+  const RunResult r = conform(kWrong + " max_sample_len", 800, [&](sc::ConformOptions& o) { o.save_failures = save; });
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_LE(lines(r.out + r.err), 40u) << r.out;
+  EXPECT_NE(r.out.find("group 1 of 1: pack.pad_segment.max_sample_len (value): "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("group 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("failure groups: 1 (first verdict after "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("800 cases ("), std::string::npos) << r.out;
+  // One saved case: the group's shrunk smallest member, a few rows.
+  std::size_t saved = 0;
+  for (const auto& f : std::filesystem::directory_iterator(save)) {
+    std::ifstream in(f.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_LE(sc::case_from_json(text.str()).rows, 4) << text.str();
+    ++saved;
+  }
+  EXPECT_EQ(saved, 1u);
+}
+
+TEST(Verdict, TwoFaultsGiveTwoGroupsAndMaxFailuresStops) {
+  const RunResult all = conform(kWrong + " two_faults", 0, [](sc::ConformOptions& o) {
+    o.profiles = {sc::Profile::strict};
+    o.cases = 1500;
+  });
+  EXPECT_EQ(all.rc, 1) << all.out;
+  EXPECT_NE(all.out.find("group 1 of 2: "), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("error (expected overflow, port invalid_layout)"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("pack.pad_segment.max_sample_len (value)"), std::string::npos) << all.out;
+  EXPECT_LE(lines(all.out), 60u) << all.out;
+  // --max-failures 1 (--fail-fast): the run stops at the first group.
+  const RunResult first = conform(kWrong + " two_faults", 0, [](sc::ConformOptions& o) {
+    o.profiles = {sc::Profile::strict};
+    o.cases = 1500;
+    o.max_failures = 1;
+  });
+  EXPECT_EQ(first.rc, 1) << first.out;
+  EXPECT_NE(first.out.find("group 1 of 1: "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("run stopped at --max-failures 1"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out.find("1500 cases ("), std::string::npos) << first.out;
+}
+
+TEST(Verdict, ALengthDifferenceIsExplained) {
+  // The pad segment's reserved row forgotten on the full stream: the diff is
+  // a length, and the runner says how the reference derived it.
+  const RunResult r = conform(kWrong + " pad_row", 300);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("pack.full_only_rows (length)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("how the reference derives the streams"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+ 1 pad segment row"), std::string::npos) << r.out;
+}
+
+TEST(Explain, NamesEveryRuleWithItsValue) {
+  // Two samples [causal 3, full 122] [causal 2, full 3]: full stream 125
+  // tokens + 1 pad row = 126; alignment 128 with cp 3: lcm 384; graphs:
+  // bucket 128 for 126 rows, step lcm(384, 128) = 384; padded 384; the video
+  // full mark 500 wins. Values worked by hand from NOTES.md sections 3 and 4.
+  sc::Case c;
+  c.layout.sample_lens = {125, 5};
+  c.layout.split_lens = {3, 122, 2, 3};
+  c.layout.attn_modes = {"causal", "full", "causal", "full"};
+  sc::list_und_tokens(c);
+  c.rows = 130;
+  c.options.cp_world_size = 3;
+  c.options.full_seq_alignment = 128;
+  c.options.pad_for_cuda_graphs = true;
+  c.marks.video_full = 500;
+  const std::string e = sc::explain_difference(c, "pack.full_only_rows: expected 500 entries, port 384", "");
+  for (const char* want :
+       {"pad segment: yes (2 causal and 2 full splits pair)", "full stream: 125 real tokens + 1 pad segment row = 126",
+        "effective alignment lcm(full_seq_alignment 128, cp 3) = 384", "CUDA-graph bucket 128 for 126 rows",
+        "step lcm(384, 128) = 384", "padded to 384", "high-water mark (video full) 500 -> 500 (the mark wins)",
+        "length 500", "causal stream: 5 real tokens + 1 pad segment row = 6",
+        "effective alignment lcm(causal_seq_alignment 1, cp 3) = 3"}) {
+    EXPECT_NE(e.find(want), std::string::npos) << "missing: " << want << "\n" << e;
+  }
+  // A value inside the real rows is not a length: no explanation.
+  EXPECT_EQ(sc::explain_difference(c, "pack.full_only_rows[3]: expected 4, port 5"), "");
+}
+
+TEST(Labels, VectorsCarryTheirRealCategory) {
+  int errors = 0;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (!v.steps.empty()) continue;
+    const json r = json::parse(v.expect);
+    const std::string label = sc::case_label(v.c, v.expect);
+    if (r.value("ok", true)) {
+      EXPECT_EQ(label, "valid") << v.id;
+      continue;
+    }
+    ++errors;
+    // "<class>/<fault>", the class the expected result gives.
+    const std::string cls = r["error"].get<std::string>();
+    EXPECT_EQ(label.substr(0, cls.size() + 1), cls + "/") << v.id << ": " << label;
+    EXPECT_GT(label.size(), cls.size() + 1) << v.id << ": no fault in " << label;
+  }
+  EXPECT_GE(errors, 30);
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (v.id == "E7") {
+      EXPECT_EQ(sc::case_label(v.c, v.expect), "pad_segment_pairing/pairing");
+    }
+    if (v.id == "error-invalid_option") {
+      EXPECT_EQ(sc::case_label(v.c, v.expect), "invalid_option/option");
+    }
+  }
+  // A case that names no class takes its expected result's.
+  EXPECT_EQ(sc::case_label(sc::Case{}, R"({"type":"result","id":"x","ok":false,"error":"overflow"})"), "overflow");
+}
+
+TEST(Progress, LinesWithoutATerminal) {
+  // progress_every_s (seqpack check --time sets 30) prints whole lines on a
+  // stream that is not a terminal; here after every batch.
+  const RunResult r = conform("'" SEQPACK_BIN "' oracle", 600, [](sc::ConformOptions& o) {
+    o.progress = false;
+    o.progress_every_s = 1e-9;
+  });
+  EXPECT_EQ(r.rc, 0) << r.out;
+  std::size_t n = 0;
+  for (std::size_t at = r.err.find("progress: "); at != std::string::npos; at = r.err.find("progress: ", at + 1)) ++n;
+  EXPECT_GE(n, 2u) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << "a carriage return in a log";
+  // Without the option, nothing.
+  EXPECT_EQ(conform("'" SEQPACK_BIN "' oracle", 300).err.find("progress: "), std::string::npos);
+}
+
+TEST(Printers, DomainTypesPrintTheirValues) {
+  // RC_ASSERT(a == b) prints both sides with RapidCheck's show(): without
+  // the printers (properties/show.hpp, through generators.hpp) it printed `<???>`.
+  namespace ref = seqpack::reference;
+  const ref::PositionIds ids{false, 1, 3, {5, 6, 7}};
+  EXPECT_EQ(rc::toString(ids), "PositionIds{1-D, axes 1, len 3, values [5,6,7]}");
+  ref::Rows rows(2, 4);
+  rows.row(0)[0] = std::byte{1};
+  EXPECT_EQ(rc::toString(rows), "Rows{2 x 4 bytes, row ids [0,-1]}");
+  EXPECT_EQ(rc::toString(ref::GraphMarks{1, 2, 3, 4}), "{image: [1, 2], video: [3, 4]}");
+  std::vector<std::int64_t> many(100, 9);
+  const ref::PositionIds big{false, 1, 100, many};
+  EXPECT_NE(rc::toString(big).find("... (100 values)"), std::string::npos) << rc::toString(big);
+}
+
+TEST(Shards, SplitTheCasesDeterministically) {
+  const std::string dir = temp_dir("shards");
+  std::int64_t total = 0;
+  for (const int i : {0, 1, 2}) {
+    const RunResult r = conform(kWrong + " max_sample_len", 300, [&](sc::ConformOptions& o) {
+      o.shard_index = i;
+      o.shard_count = 3;
+      o.report = dir + "/" + std::to_string(i) + ".json";
+    });
+    EXPECT_EQ(r.rc, 1) << r.out;
+    std::ifstream in(dir + "/" + std::to_string(i) + ".json");
+    const json rep = json::parse(in);
+    EXPECT_EQ(rep["cases"], 100) << r.out;
+    total += rep["groups"][0]["count"].get<std::int64_t>();
+  }
+  // The shards' failures add up to the whole run's.
+  const RunResult whole =
+      conform(kWrong + " max_sample_len", 300, [&](sc::ConformOptions& o) { o.report = dir + "/whole.json"; });
+  std::ifstream in(dir + "/whole.json");
+  EXPECT_EQ(json::parse(in)["groups"][0]["count"].get<std::int64_t>(), total);
+}
+
+}  // namespace
