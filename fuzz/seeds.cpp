@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
         std::string("{\"type\":5,\"id\":\"c0\"}"), std::string("{\"type\":\"result\",\"id\":\"x\xff\"}"),
         std::string(200, '[') + std::string(200, ']'),
         std::string("{\"type\":\"result\",\"id\":\"wrong\",\"ok\":false,\"error\":\"length_mismatch\"}"),
+        // The right verdict for c1 under another id: only the id check fails it.
+        std::string("x\n{\"type\":\"result\",\"id\":\"c0\",\"ok\":false,\"error\":\"length_mismatch\"}"),
         std::string("{\"ok\":true,\"type\":\"result\",\"ok\":false}"), std::string("\xff\xfe")}) {
     write(out / "port_answer", a, runs_hello + answer + "\n");
   }
