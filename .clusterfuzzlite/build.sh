@@ -15,7 +15,7 @@ cmake -S "$root" -B "$work" -G Ninja \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" -DCMAKE_BUILD_TYPE=Engine \
   -DSEQPACK_FUZZ_ENGINE=ON -DSEQPACK_FUZZ_LINK="$LIB_FUZZING_ENGINE" -DSEQPACK_WERROR=OFF \
   -DSEQPACK_BUILD_TESTS=OFF -DSEQPACK_BUILD_CLI=OFF -DSEQPACK_BUILD_BENCH=OFF -DSEQPACK_BUILD_TORCH=OFF
-targets=(build_pack differential protocol context_parallel large_pack)
+targets=(build_pack differential protocol context_parallel large_pack port_answer)
 cmake --build "$work" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 for t in "${targets[@]}"; do
   name=fuzz_$t

@@ -2,7 +2,13 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,6 +21,7 @@
 #include "print.hpp"
 #include "seqpack/common/version.hpp"
 #include "seqpack/conformance/case.hpp"
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -28,6 +35,18 @@ namespace sc = seqpack::conformance;
 int run_oracle_loop(bool allow_runs) {
   std::ios::sync_with_stdio(false);
   return sc::serve(std::cin, std::cout, allow_runs);
+}
+
+// A seed: decimal digits that fit uint64 (CLI11 would wrap "-1" around).
+std::string parse_seed(const std::string& text, std::uint64_t* seed) {
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return "--seed: expected an integer in [0, 2^64), got \"" + sc::printable(text, 40) + "\"";
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return "--seed: " + text + " does not fit 64 bits";
+  *seed = v;
+  return "";
 }
 
 std::string self_path() {
@@ -46,6 +65,7 @@ int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
+  const char* const subcommands[] = {"check", "oracle", "conform", "vectors"};
 
   seqpack::cli::CheckOptions check_options;
   CLI::App* check =
@@ -55,7 +75,8 @@ int main(int argc, char** argv) {
                     "Seconds of random conformance cases per port (the overnight campaign)");
   check->add_option("--cases", check_options.cases, "Random conformance cases per port and profile")
       ->capture_default_str();
-  check->add_option("--seed", check_options.seed, "Seed of the random cases")->capture_default_str();
+  std::string check_seed = "1";
+  check->add_option("--seed", check_seed, "Seed of the random cases")->capture_default_str();
 
   std::string oracle_case;
   CLI::App* oracle =
@@ -77,7 +98,8 @@ int main(int argc, char** argv) {
   conform->add_option("--cases", co.cases, "Random cases per profile (0 with --time: until the time is up)")
       ->capture_default_str();
   conform->add_option("--time", co.time_s, "Stop each profile's random cases after this many seconds");
-  conform->add_option("--seed", co.seed, "Seed of the random cases")->capture_default_str();
+  std::string conform_seed = "1";
+  conform->add_option("--seed", conform_seed, "Seed of the random cases")->capture_default_str();
   conform->add_option("--vectors", co.vectors_dir,
                       "Replay the golden vectors (*.jsonl) of this directory first (default: this build's or "
                       "install's vectors)");
@@ -122,8 +144,36 @@ int main(int argc, char** argv) {
   CLI::App* vectors = app.add_subcommand("vectors", "Regenerate the golden vectors");
   vectors->add_option("--out", vectors_out, "Output file (JSON Lines)")->required();
 
-  CLI11_PARSE(app, argc, argv);
+  // An unknown first word is named (CLI11 would only ask for a subcommand).
+  if (argc > 1 && argv[1][0] != '-' && std::find_if(std::begin(subcommands), std::end(subcommands), [&](const char* s) {
+                                         return std::string(argv[1]) == s;
+                                       }) == std::end(subcommands)) {
+    std::cerr << "seqpack: unknown subcommand \"" << sc::printable(argv[1], 60)
+              << "\" (expected check, oracle, conform or vectors; see --help)\n";
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // CLI11's message names the option
+    return 2;
+  }
   if (check->parsed()) {
+    std::string bad = parse_seed(check_seed, &check_options.seed);
+    if (bad.empty() && check_options.cases < 0)
+      bad = "--cases: expected a count >= 0, got " + std::to_string(check_options.cases);
+    if (bad.empty() && (!std::isfinite(check_options.time_s) || check_options.time_s < 0))
+      bad = "--time: expected seconds >= 0, got " + std::to_string(check_options.time_s);
+    if (!bad.empty()) {
+      std::cerr << "check: " << bad << "\n";
+      return 2;
+    }
     check_options.self = self_path();
     return seqpack::cli::run_check(std::cout, check_options) == 0 ? 0 : 1;
   }
@@ -140,6 +190,10 @@ int main(int argc, char** argv) {
   }
   if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);
   if (conform->parsed()) {
+    if (const std::string bad = parse_seed(conform_seed, &co.seed); !bad.empty()) {
+      std::cerr << "conform: " << bad << "\n";
+      return 2;
+    }
     if (profile == "packer") co.profiles = {sc::Profile::packer};
     if (profile == "strict") co.profiles = {sc::Profile::strict};
     if (no_vectors) {
@@ -158,17 +212,30 @@ int main(int argc, char** argv) {
       std::cerr << "conform: --shard: expected I/N with 0 <= I < N <= 100000, got '" << shard << "'\n";
       return 2;
     }
+    if (const std::string bad = sc::check_conform_options(co); !bad.empty()) {
+      std::cerr << "conform: " << bad << "\n";
+      return 2;
+    }
     return sc::run_conform(co, std::cout, std::cerr);
   }
   if (vectors->parsed()) {
     std::ofstream out(vectors_out);
+    if (!out) {
+      std::cerr << "vectors: --out: cannot write " << vectors_out << ": " << std::strerror(errno) << "\n";
+      return 2;
+    }
     int n = 0;
     for (const auto& v : sc::make_vectors()) {
       out << sc::vector_line(v) << "\n";
       ++n;
     }
+    out.close();
+    if (!out) {
+      std::cerr << "vectors: --out: writing " << vectors_out << " failed: " << std::strerror(errno) << "\n";
+      return 2;
+    }
     std::cout << "vectors: " << n << " cases written to " << vectors_out << "\n";
-    return out ? 0 : 1;
+    return 0;
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "print.hpp"
 #include "seqpack/conformance/case_json.hpp"
 #include "seqpack/conformance/port.hpp"
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -49,12 +50,8 @@ CaseFile read_case_file(const std::string& path) {
   if (!in) throw std::runtime_error("cannot open " + path);
   std::stringstream text;
   text << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw std::runtime_error(path + ": not JSON: " + e.what());
-  }
+  // Within the protocol's JSON limits (depth, values, UTF-8, repeated keys).
+  const json j = sc::parse_json(text.str(), path);
   if (!j.is_object()) throw std::runtime_error(path + ": expected a JSON object");
   CaseFile f;
   const auto id_of = [&](const json& o) {
@@ -125,6 +122,12 @@ void render_case(std::ostream& out, const sc::Case& c, const std::string& id) {
         << c.marks.video_causal << "/" << c.marks.video_full << " (causal/full, before the call)\n";
   }
   try {
+    // The size is decided before anything per token is built.
+    const sc::CaseShape planned = sc::plan_case(c);
+    if (const auto big = sc::too_large(c, planned, sc::oracle_row_limit(), c.row_bytes)) {
+      out << "  error    too_large: " << *big << "\n";
+      return;
+    }
     ref::validate_options(c.options, c.marks);
     ref::validate_layout(c.layout);
     const ref::Metadata meta = ref::prepare_metadata(c.layout);
@@ -156,11 +159,11 @@ int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& er
   out << path << "\n";
   if (f.steps.empty()) {
     render_case(out, f.c, f.id);
-    out << "result: " << sc::result_line(f.c, f.id, sc::oracle_views()) << "\n";
+    out << "result: " << sc::result_line(f.c, f.id, sc::views_for(f.c, sc::oracle_views())) << "\n";
     return 0;
   }
   for (std::size_t k = 0; k < f.steps.size(); ++k) render_case(out, f.steps[k], f.id + "/" + std::to_string(k));
-  out << "result: " << sc::session_line(f.steps, f.id, sc::oracle_views()) << "\n";
+  out << "result: " << sc::session_line(f.steps, f.id, sc::views_for(f.steps, sc::oracle_views())) << "\n";
   return 0;
 }
 

@@ -15,7 +15,7 @@ command -v llvm-symbolizer-14 >/dev/null && export ASAN_SYMBOLIZER_PATH=$(comman
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in build_pack differential protocol context_parallel large_pack; do
+for target in build_pack differential protocol context_parallel large_pack port_answer; do
   mkdir -p "$work/$target"
   mapfile -t flags < <(libfuzzer_flags "$target")
   [[ ${#flags[@]} -eq 4 ]] || { echo "fuzz/options/$target.options: expected max_len, timeout, rss_limit_mb and dict" >&2; exit 2; }

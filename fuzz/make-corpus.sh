@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$root/build/default/fuzz/fuzz_seeds" "$root/conformance/vectors" "$tmp"
-for target in build_pack differential protocol context_parallel large_pack; do
+for target in build_pack differential protocol context_parallel large_pack port_answer; do
   mkdir -p "$root/corpus/$target"
   before=$(ls "$root/corpus/$target" | wc -l)
   "$root/build/fuzz/fuzz/fuzz_$target" -merge=1 -timeout=10 -rss_limit_mb=4096 \

@@ -21,7 +21,7 @@ while [[ $# -gt 0 ]]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[[ ${#targets[@]} -gt 0 ]] || targets=(build_pack differential protocol context_parallel large_pack)
+[[ ${#targets[@]} -gt 0 ]] || targets=(build_pack differential protocol context_parallel large_pack port_answer)
 for t in "${targets[@]}"; do
   [[ -x build/$preset/fuzz/fuzz_$t ]] || { echo "measure: build/$preset/fuzz/fuzz_$t is missing (cmake --build --preset $preset)" >&2; exit 2; }
 done

@@ -30,7 +30,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = ["build_pack", "differential", "protocol", "context_parallel", "large_pack"]
+TARGETS = ["build_pack", "differential", "protocol", "context_parallel", "large_pack", "port_answer"]
 
 
 def run(cmd, **kw):

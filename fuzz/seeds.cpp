@@ -81,6 +81,52 @@ int main(int argc, char** argv) {
                            "{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"encodings\":[\"runs\"]}"}) {
     write(out / "protocol", p, std::string(line) + "\n");
   }
-  std::printf("fuzz_seeds: %zu case seeds per decoder target, %zu protocol seeds in %s\n", n, p, out.c_str());
+  // port_answer: a chunk-size byte, a port's hello, then its answers to the
+  // target's three requests (fuzz_port_answer.cpp), right and hostile.
+  std::size_t a = 0;
+  sc::Case example;
+  example.layout = {{5, 5}, {2, 3, 1, 4}, {"causal", "full", "causal", "full"}, {0, 1, 5}};
+  example.rows = 10;
+  example.options.full_seq_alignment = example.options.causal_seq_alignment = 4;
+  sc::Case mismatch = example;
+  mismatch.rows = 11;
+  for (const bool runs : {false, true}) {
+    for (const bool views : {false, true}) {
+      const std::vector<std::string> declared = views ? sc::oracle_views() : std::vector<std::string>{};
+      std::string hello = "{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"name\":\"seed\"";
+      if (runs) hello += ",\"encoding\":\"runs\"";
+      hello += ",\"views\":[";
+      for (std::size_t i = 0; i < declared.size(); ++i) hello += (i ? ",\"" : "\"") + declared[i] + "\"";
+      hello += "]}\n";
+      const sc::Encoding e = runs ? sc::Encoding::runs : sc::Encoding::plain;
+      const std::string c0 = sc::result_line(example, "c0", sc::views_for(example, declared), e);
+      const std::string c1 = sc::result_line(mismatch, "c1", sc::views_for(mismatch, declared), e);
+      const std::string s2 =
+          sc::session_line({example, mismatch}, "s2", sc::views_for({example, mismatch}, declared), e);
+      write(out / "port_answer", a,
+            std::string(1, static_cast<char>(runs ? 7 : 63)) + hello + c0 + "\n" + c1 + "\n" + s2 + "\n");
+    }
+  }
+  const std::string runs_hello =
+      "\x05{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"views\":[],\"encoding\":\"runs\"}\n";
+  for (const std::string& answer :
+       {std::string("{\"type\":\"result\",\"id\":\"c0\",\"ok\":true,\"pack\":{\"causal_rows\":{\"runs\":[0,"
+                    "1000000000000,1]}}}"),
+        std::string("{\"type\":\"result\",\"id\":\"c1\",\"ok\":false,\"error\":\"length_mismatch\",\"message\":5}"),
+        std::string("{\"type\":5,\"id\":\"c0\"}"), std::string("{\"type\":\"result\",\"id\":\"x\xff\"}"),
+        std::string(200, '[') + std::string(200, ']'),
+        std::string("{\"type\":\"result\",\"id\":\"wrong\",\"ok\":false,\"error\":\"length_mismatch\"}"),
+        // The right verdict for c1 under another id: only the id check fails it.
+        std::string("x\n{\"type\":\"result\",\"id\":\"c0\",\"ok\":false,\"error\":\"length_mismatch\"}"),
+        std::string("{\"ok\":true,\"type\":\"result\",\"ok\":false}"), std::string("\xff\xfe")}) {
+    write(out / "port_answer", a, runs_hello + answer + "\n");
+  }
+  for (const std::string& bad_hello :
+       {std::string("{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/9\"}"),
+        std::string("{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"views\":5}"), std::string("hello")}) {
+    write(out / "port_answer", a, "\x01" + bad_hello + "\n");
+  }
+  std::printf("fuzz_seeds: %zu case seeds per decoder target, %zu protocol seeds, %zu port_answer seeds in %s\n", n, p,
+              a, out.c_str());
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/case_json.hpp"
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/reference/pack.hpp"
 #include "seqpack/reference/testing.hpp"
 
@@ -55,9 +56,8 @@ std::vector<std::int64_t> int_list(const json& j, const char* key, const char* w
   return out;
 }
 
-bool as_bool(const json& j, const char* key, bool fallback, const char* where) {
-  if (!j.contains(key)) return fallback;
-  const json& v = j.at(key);
+bool required_bool(const json& j, const char* key, const char* where) {
+  const json& v = member(j, key, where);
   if (!v.is_boolean()) bad(path(where, key), std::string("expected a boolean, got ") + v.type_name());
   return v.get<bool>();
 }
@@ -138,15 +138,7 @@ std::string to_json(const Case& c, const std::string& id) {
   return j.dump();
 }
 
-Case case_from_json(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(std::string("case: not JSON: ") + e.what());
-  }
-  return case_from_json_value(j);
-}
+Case case_from_json(const std::string& text) { return case_from_json_value(parse_json(text, "case")); }
 
 Case case_from_json_value(const json& j) {
   if (!j.is_object()) throw std::runtime_error(std::string("case: expected a JSON object, got ") + j.type_name());
@@ -164,23 +156,26 @@ Case case_from_json_value(const json& j) {
     c.layout.attn_modes.push_back(modes[i].get<std::string>());
   }
   c.rows = as_int(member(j, "rows", "case"), "case.rows");
-  static const json empty = json::object();
-  const json& options = j.contains("options") ? j.at("options") : empty;
+  // Every field of the case is required (PROTOCOL.md, "Case and result"):
+  // a missing option or mark is an error, never a silent default.
+  const json& options = member(j, "options", "case");
   if (!options.is_object()) bad("case.options", std::string("expected an object, got ") + options.type_name());
-  c.options.cp_world_size = int_or(options, "cp_world_size", 1, "options");
-  c.options.pad_for_cuda_graphs = as_bool(options, "pad_for_cuda_graphs", false, "options");
-  c.options.is_image_batch = as_bool(options, "is_image_batch", false, "options");
-  c.options.full_seq_alignment = int_or(options, "full_seq_alignment", 1, "options");
-  c.options.causal_seq_alignment = int_or(options, "causal_seq_alignment", 1, "options");
-  c.options.pad_segment_only_when_padded = as_bool(options, "pad_segment_only_when_padded", false, "options");
-  if (j.contains("graph_bounds") && !j.at("graph_bounds").is_null()) {
-    const json& g = j.at("graph_bounds");
-    const auto image = int_list(g, "image", "graph_bounds");
-    const auto video = int_list(g, "video", "graph_bounds");
-    if (image.size() != 2) bad("graph_bounds.image", "expected [causal, full]");
-    if (video.size() != 2) bad("graph_bounds.video", "expected [causal, full]");
-    c.marks = {image[0], image[1], video[0], video[1]};
-  }
+  c.options.cp_world_size = as_int(member(options, "cp_world_size", "options"), "options.cp_world_size");
+  c.options.pad_for_cuda_graphs = required_bool(options, "pad_for_cuda_graphs", "options");
+  c.options.is_image_batch = required_bool(options, "is_image_batch", "options");
+  c.options.full_seq_alignment = as_int(member(options, "full_seq_alignment", "options"), "options.full_seq_alignment");
+  c.options.causal_seq_alignment =
+      as_int(member(options, "causal_seq_alignment", "options"), "options.causal_seq_alignment");
+  c.options.pad_segment_only_when_padded = required_bool(options, "pad_segment_only_when_padded", "options");
+  const json& g = member(j, "graph_bounds", "case");
+  if (!g.is_object()) bad("case.graph_bounds", std::string("expected an object, got ") + g.type_name());
+  const auto image = int_list(g, "image", "graph_bounds");
+  const auto video = int_list(g, "video", "graph_bounds");
+  if (image.size() != 2)
+    bad("graph_bounds.image", "expected [causal, full], got " + std::to_string(image.size()) + " numbers");
+  if (video.size() != 2)
+    bad("graph_bounds.video", "expected [causal, full], got " + std::to_string(video.size()) + " numbers");
+  c.marks = {image[0], image[1], video[0], video[1]};
   const std::int64_t width = int_or(j, "row_bytes", 4, "case");
   if (width < 1 || width > 4096) bad("case.row_bytes", "expected 1 to 4096, got " + std::to_string(width));
   c.row_bytes = static_cast<std::size_t>(width);

@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/protocol.hpp"
 
 namespace seqpack::conformance {
@@ -23,6 +25,99 @@ using Clock = std::chrono::steady_clock;
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 }  // namespace
+
+bool LineReader::append(const char* data, std::size_t n) {
+  if (!error_.empty()) return false;
+  // Check the limit on the new bytes alone: the length of the line they end
+  // or continue is the unread tail plus what they add before a newline.
+  std::size_t tail = tail_;
+  const char* p = data;
+  const char* const end = data + n;
+  while (p < end) {
+    const auto* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    const std::size_t part = static_cast<std::size_t>((nl ? nl : end) - p);
+    if (tail + part > kMaxLineBytes) {
+      clear();
+      error_ = "the port's answer line exceeds the limit of " + std::to_string(kMaxLineBytes) + " bytes";
+      return false;
+    }
+    tail = nl ? 0 : tail + part;
+    p = nl ? nl + 1 : end;
+  }
+  buffer_.append(data, n);
+  tail_ = tail;
+  return true;
+}
+
+std::optional<std::string> LineReader::next() {
+  // Bytes before scanned_ are known to hold no newline: each byte is looked
+  // at once, however many reads a long line takes.
+  const std::size_t nl = buffer_.find('\n', std::max(start_, scanned_));
+  if (nl == std::string::npos) {
+    scanned_ = buffer_.size();
+    return std::nullopt;
+  }
+  std::string line = buffer_.substr(start_, nl - start_);
+  start_ = scanned_ = nl + 1;
+  if (start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = scanned_ = 0;
+  } else if (start_ > (std::size_t{1} << 20) && start_ * 2 > buffer_.size()) {
+    buffer_.erase(0, start_);
+    start_ = scanned_ = 0;
+  }
+  return line;
+}
+
+void LineReader::clear() {
+  std::string().swap(buffer_);
+  start_ = 0;
+  scanned_ = 0;
+  tail_ = 0;
+  error_.clear();
+}
+
+Hello parse_hello(const std::string& line, const std::string& fallback_name, bool offered) {
+  const nlohmann::json j = parse_json(line, "the port's hello");
+  if (!j.is_object()) throw InputError(std::string("the port's hello is not an object but ") + j.type_name());
+  const auto string_field = [&](const char* key, bool required) -> std::optional<std::string> {
+    const auto it = j.find(key);
+    if (it == j.end()) {
+      if (required) throw InputError(std::string("the port's hello: field ") + key + ": missing");
+      return std::nullopt;
+    }
+    if (!it->is_string()) {
+      throw InputError(std::string("the port's hello: field ") + key + ": expected a string, got " +
+                       printable(it->dump(), 80));
+    }
+    return it->get<std::string>();
+  };
+  if (*string_field("type", true) != "hello") {
+    throw InputError("the port's hello: field type: expected \"hello\", got \"" +
+                     printable(*string_field("type", true)) + "\"");
+  }
+  const std::string protocol = *string_field("protocol", true);
+  if (protocol != kProtocol) {
+    throw InputError("the port's hello: field protocol: \"" + printable(protocol) + "\" is not \"" + kProtocol +
+                     "\", the protocol this runner speaks");
+  }
+  Hello h;
+  h.name = string_field("name", false).value_or(fallback_name);
+  const auto views = j.find("views");
+  if (views != j.end()) {
+    if (!views->is_array()) throw InputError("the port's hello: field views: expected an array of strings");
+    for (std::size_t i = 0; i < views->size(); ++i) {
+      if (!(*views)[i].is_string()) {
+        throw InputError("the port's hello: field views[" + std::to_string(i) + "]: expected a string, got " +
+                         printable((*views)[i].dump(), 80));
+      }
+      h.views.push_back((*views)[i].get<std::string>());
+    }
+  }
+  const auto encoding = string_field("encoding", false);
+  h.encoding = offered && encoding == "runs" ? Encoding::runs : Encoding::plain;
+  return h;
+}
 
 Port::Port(std::string command, double timeout_s, bool offer_runs)
     : command_(std::move(command)), timeout_s_(timeout_s), offer_runs_(offer_runs) {
@@ -91,83 +186,79 @@ bool Port::start(std::string* why) {
                                 why);
   if (answers.empty()) return false;
   try {
-    const auto hello = nlohmann::json::parse(answers[0]);
-    if (hello.value("type", "") != "hello" || hello.value("protocol", "") != kProtocol) {
-      *why = "the port's hello does not speak " + std::string(kProtocol) + ": " + answers[0].substr(0, 200);
-      stop();
-      return false;
-    }
-    name_ = hello.value("name", command_);
-    views_ = hello.value("views", std::vector<std::string>{});
-    encoding_ = offer_runs_ && hello.value("encoding", "") == "runs" ? Encoding::runs : Encoding::plain;
+    Hello hello = parse_hello(answers[0], command_, offer_runs_);
+    name_ = std::move(hello.name);
+    views_ = std::move(hello.views);
+    encoding_ = hello.encoding;
   } catch (const std::exception& e) {
-    *why = std::string("the port's hello is not valid: ") + e.what();
+    *why = e.what();
+    failure_ = PortFailure::io;
     stop();
     return false;
   }
   return true;
 }
 
-std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, std::string* why) {
+std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, std::string* why, std::size_t budget) {
   std::vector<std::string> answers;
+  failure_ = PortFailure::none;
+  const auto fail = [&](PortFailure f, std::string text) {
+    failure_ = f;
+    *why = std::move(text);
+    stop();
+    return answers;
+  };
   if (!running()) {
+    failure_ = PortFailure::not_running;
     *why = "the port is not running";
     return answers;
   }
   std::string outgoing;
   for (const auto& l : lines) outgoing += l + "\n";
   std::size_t written = 0;
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  auto deadline = Clock::now() + timeout;
   char buf[1 << 16];
   while (answers.size() < lines.size()) {
     // Complete lines already buffered.
-    const auto nl = pending_.find('\n');
-    if (nl != std::string::npos) {
-      answers.push_back(pending_.substr(0, nl));
-      pending_.erase(0, nl + 1);
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+    if (auto line = pending_.next()) {
+      if (line->size() > budget) {
+        return fail(PortFailure::too_many_bytes, "the port's answers to this batch pass " +
+                                                     std::to_string(kMaxBatchAnswerBytes) +
+                                                     " bytes in all (PROTOCOL.md, \"Limits\")");
+      }
+      budget -= line->size();
+      answers.push_back(std::move(*line));
+      deadline = Clock::now() + timeout;
       continue;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
-      *why = "no answer within " + std::to_string(timeout_s_) + " s (hung)";
-      stop();
-      return answers;
+      const std::size_t partial = pending_.partial();
+      return fail(PortFailure::hung, partial ? "no complete answer line within " + std::to_string(timeout_s_) +
+                                                   " s: " + std::to_string(partial) + " bytes without a newline"
+                                             : "no answer within " + std::to_string(timeout_s_) + " s (hung)");
     }
     pollfd fds[2] = {{from_port_, POLLIN, 0}, {to_port_, POLLOUT, 0}};
     const int nfds = written < outgoing.size() ? 2 : 1;
     if (poll(fds, static_cast<nfds_t>(nfds), static_cast<int>(std::min<long long>(left, 1000))) < 0 && errno != EINTR) {
-      *why = std::string("poll: ") + std::strerror(errno);
-      stop();
-      return answers;
+      return fail(PortFailure::io, std::string("poll: ") + std::strerror(errno));
     }
     if (nfds == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
       const ssize_t n = write(to_port_, outgoing.data() + written, outgoing.size() - written);
       if (n > 0) {
         written += static_cast<std::size_t>(n);
       } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        *why = "the port closed its input (exited)";
-        stop();
-        return answers;
+        return fail(PortFailure::exited, "the port closed its input (exited)");
       }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       const ssize_t n = read(from_port_, buf, sizeof buf);
       if (n > 0) {
-        pending_.append(buf, static_cast<std::size_t>(n));
-        if (pending_.size() > kMaxLineBytes * 2) {
-          *why = "the port's answer line exceeds " + std::to_string(kMaxLineBytes * 2) + " bytes";
-          stop();
-          return answers;
-        }
+        if (!pending_.append(buf, static_cast<std::size_t>(n)))
+          return fail(PortFailure::line_too_long, pending_.error());
       } else if (n == 0) {
-        int status = 0;
-        const pid_t pid = pid_;
-        stop();
-        (void)pid;
-        (void)status;
-        *why = "the port exited (crashed) before answering";
-        return answers;
+        return fail(PortFailure::exited, "the port exited (crashed) before answering");
       }
     }
   }

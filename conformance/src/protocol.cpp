@@ -39,7 +39,8 @@ class Writer {
   }
   Writer& str(const std::string& s) {
     sep();
-    const std::string quoted = json(s).dump();
+    // Text that is not UTF-8 (a port's or a user's) is written with U+FFFD.
+    const std::string quoted = json(s).dump(-1, ' ', false, json::error_handler_t::replace);
     raw(quoted.data(), quoted.size());
     return *this;
   }
@@ -518,31 +519,21 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
     return w.close().text();
   };
   try {
-    // The reference's checks decide the size before anything is allocated:
-    // a case it rejects with more rows than the limit is answered from them.
+    // The size is decided before anything is allocated (PROTOCOL.md,
+    // "Limits"): the reference's checks on the layout and options alone, in
+    // protocol order, then the oracle's limits for a valid case.
+    // A case the reference rejects is built by the implementation all the
+    // same (its own checks answer) unless its rows alone are past the limit.
     std::optional<ref::Error> rejected;
-    std::int64_t padded_rows = 0;
+    CaseShape shape;
     try {
-      ref::validate_options(c.options, c.marks);
-      ref::validate_layout(c.layout);
-      std::int64_t sum = 0;
-      for (const std::int64_t s : c.layout.sample_lens) sum = s > INT64_MAX - sum ? INT64_MAX : sum + s;
-      if (c.rows != sum) {
-        throw ref::Error(ref::Errc::length_mismatch, "rows",
-                         "the packed sequence has " + std::to_string(c.rows) + " rows but sample_lens sum to " +
-                             (sum == INT64_MAX ? std::string("more than int64") : std::to_string(sum)));
-      }
-      const ref::Metadata meta = ref::prepare_metadata(c.layout);
-      const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
-      padded_rows = shape.causal_len + shape.full_len;
+      shape = plan_case(c);
     } catch (const ref::Error& e) {
       rejected = e;
     }
-    const std::int64_t limit = oracle_row_limit();
-    if (rejected && (c.rows < 0 || c.rows > limit)) throw *rejected;
-    if (padded_rows > limit || (!rejected && c.rows > limit)) {
-      return failed("too_large", "padded streams of " + std::to_string(padded_rows) +
-                                     " rows exceed the oracle's limit of " + std::to_string(limit));
+    if (rejected && (c.rows < 0 || c.rows > oracle_row_limit())) throw *rejected;
+    if (!rejected) {
+      if (const auto big = too_large(c, shape, oracle_row_limit(), 4)) return failed("too_large", "too_large: " + *big);
     }
     const ref::Rows rows = self_naming_rows(c.rows);
     const std::unique_ptr<Built> built = impl.build(rows, c, after);
@@ -610,8 +601,8 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
 // --- comparison --------------------------------------------------------------
 
 std::string show(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 200 ? printable(s, 200) : s;
 }
 
 // The first difference between two JSON values, as "path: expected X, port Y".
@@ -640,25 +631,65 @@ std::string diff(const json& want, const json& got, const std::string& at) {
   return want == got ? "" : at + ": expected " + show(want) + ", port " + show(got);
 }
 
-// Expands {"runs":[first,count,step,...]} objects into plain arrays, in place.
-void expand_runs(json& v) {
+// Expands {"runs":[first,count,step,...]} objects into plain arrays, in
+// place, refusing (InputError, naming the field) malformed runs and any
+// expansion past `budget` values in all, before it is allocated.
+void expand_runs(json& v, std::size_t& budget, const std::string& at) {
   if (v.is_object()) {
-    if (v.size() == 1 && v.contains("runs") && v["runs"].is_array()) {
-      const json r = v["runs"];
-      json out = json::array();
-      for (std::size_t i = 0; i + 2 < r.size(); i += 3) {
-        if (!r[i].is_number_integer() || !r[i + 1].is_number_integer() || !r[i + 2].is_number_integer()) break;
+    if (v.size() == 1 && v.contains("runs")) {
+      const json& r = v["runs"];
+      if (!r.is_array()) throw InputError(at + ".runs: expected an array, port " + show(r));
+      if (r.size() % 3 != 0) {
+        throw InputError(at + ".runs: " + std::to_string(r.size()) + " numbers, not triples [first, count, step]");
+      }
+      __extension__ typedef __int128 Wide;
+      std::size_t total = 0;
+      for (std::size_t i = 0; i < r.size(); i += 3) {
+        for (std::size_t k = i; k < i + 3; ++k) {
+          if (!r[k].is_number_integer() || (r[k].is_number_unsigned() && r[k].get<std::uint64_t>() > INT64_MAX)) {
+            throw InputError(at + ".runs[" + std::to_string(k) + "]: expected an integer that fits int64, port " +
+                             show(r[k]));
+          }
+        }
         const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(),
                    step = r[i + 2].get<std::int64_t>();
-        for (std::int64_t k = 0; k < count && out.size() < (std::size_t{1} << 26); ++k) out.push_back(first + k * step);
+        if (count < 0) throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: negative count " + show(count));
+        if (static_cast<std::uint64_t>(count) > budget - total) {
+          throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: count " + std::to_string(count) +
+                           " expands the answer past " + std::to_string(kMaxJsonValues) +
+                           " values (the limit of PROTOCOL.md)");
+        }
+        const Wide last = Wide{first} + Wide{step} * Wide{count > 0 ? count - 1 : 0};
+        if (last > INT64_MAX || last < INT64_MIN) {
+          throw InputError(at + ".runs[" + std::to_string(i) + "]: the triple's values leave int64");
+        }
+        total += static_cast<std::size_t>(count);
+      }
+      budget -= total;
+      json out = json::array();
+      out.get_ref<json::array_t&>().reserve(total);
+      for (std::size_t i = 0; i < r.size(); i += 3) {
+        const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(),
+                   step = r[i + 2].get<std::int64_t>();
+        for (std::int64_t k = 0; k < count; ++k) out.push_back(first + k * step);
       }
       v = std::move(out);
       return;
     }
-    for (auto& [k, child] : v.items()) expand_runs(child);
+    for (auto& [k, child] : v.items()) {
+      if (child.is_structured()) expand_runs(child, budget, at + "." + printable(k, 40));
+    }
   } else if (v.is_array()) {
-    for (auto& child : v) expand_runs(child);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i].is_structured()) expand_runs(v[i], budget, at + "[" + std::to_string(i) + "]");
+    }
   }
+}
+
+// A member's string value, or "" when it is absent or not a string.
+std::string string_member(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace
@@ -764,10 +795,7 @@ std::string request_line(const conformance::Case& c, const std::string& id, cons
 std::vector<std::string> views_for(const conformance::Case& c, const std::vector<std::string>& declared) {
   std::int64_t padded = 0;
   try {
-    ref::validate_options(c.options, c.marks);
-    ref::validate_layout(c.layout);
-    const ref::Metadata meta = ref::prepare_metadata(c.layout);
-    const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
+    const CaseShape shape = plan_case(c);  // allocates nothing per token
     padded = shape.causal_len + shape.full_len;
   } catch (const ref::Error&) {
     return declared;  // an error result carries no views
@@ -826,7 +854,17 @@ std::string handle_line(const std::string& line) { return Oracle(false).handle(l
 int serve(std::istream& in, std::ostream& out, bool allow_runs, const Implementation& impl) {
   Oracle oracle(allow_runs, impl);
   std::string line;
-  while (std::getline(in, line)) {
+  std::size_t too_long = 0;
+  // Lines are read within the limit: a longer one is answered, not buffered.
+  while (read_line_bounded(in, line, kMaxLineBytes, &too_long)) {
+    if (too_long) {
+      out << error_line("", "bad_request",
+                        "request line of " + std::to_string(too_long) + " bytes exceeds the limit of " +
+                            std::to_string(kMaxLineBytes) + " bytes")
+          << '\n'
+          << std::flush;
+      continue;
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     out << oracle.handle(line) << '\n' << std::flush;
@@ -849,23 +887,35 @@ std::string Oracle::handle(const std::string& line) {
   std::string id;
   try {
     if (line.size() > kMaxLineBytes) {
-      return error_line(
-          id, "bad_request",
-          "request line of " + std::to_string(line.size()) + " bytes exceeds " + std::to_string(kMaxLineBytes));
+      return error_line(id, "bad_request",
+                        "request line of " + std::to_string(line.size()) + " bytes exceeds the limit of " +
+                            std::to_string(kMaxLineBytes) + " bytes");
     }
     json j;
     try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {
-      return error_line(id, "bad_request", std::string("not JSON: ") + e.what());
+      j = parse_json(line, "the request");
+    } catch (const InputError& e) {
+      return error_line(id, "bad_request", e.what());
     }
     if (!j.is_object())
       return error_line(id, "bad_request", std::string("expected a JSON object, got ") + j.type_name());
-    if (j.contains("id")) id = j.at("id").is_string() ? j.at("id").get<std::string>() : j.at("id").dump();
     const auto type = j.find("type");
+    const auto id_field = j.find("id");
+    if (id_field != j.end()) {
+      if (!id_field->is_string()) {
+        return error_line(id, "bad_request", std::string("field id: expected a string, got ") + id_field->type_name());
+      }
+      id = id_field->get<std::string>();
+    }
     if (type == j.end() || !type->is_string())
       return error_line(id, "bad_request", "field type: missing or not a string");
     if (*type == "hello") {
+      const auto protocol = j.find("protocol");
+      if (protocol == j.end() || *protocol != kProtocol) {
+        return error_line(id, "bad_request",
+                          "field protocol: " + (protocol == j.end() ? std::string("missing") : show(*protocol)) +
+                              ", this oracle speaks \"" + kProtocol + "\"");
+      }
       // The runs encoding, when the runner offers it and this oracle may use it.
       encoding_ = Encoding::plain;
       if (allow_runs_ && j.contains("encodings") && j["encodings"].is_array()) {
@@ -881,10 +931,18 @@ std::string Oracle::handle(const std::string& line) {
       w.close_list().close();
       return w.text();
     }
+    if (*type != "case" && *type != "session")
+      return error_line(id, "bad_request", "field type: unknown request type " + show(*type));
+    if (id_field == j.end()) return error_line(id, "bad_request", "field id: missing (a string naming the request)");
     if (*type == "session") {
       const auto cases = j.find("cases");
       if (cases == j.end() || !cases->is_array())
         return error_line(id, "bad_request", "field cases: missing or not an array");
+      if (cases->size() > kMaxSessionSteps) {
+        return error_line(id, "bad_request",
+                          "field cases: " + std::to_string(cases->size()) + " steps exceed the limit of " +
+                              std::to_string(kMaxSessionSteps));
+      }
       std::vector<conformance::Case> steps;
       for (std::size_t k = 0; k < cases->size(); ++k) {
         try {
@@ -893,9 +951,24 @@ std::string Oracle::handle(const std::string& line) {
           return error_line(id, "bad_request", "cases[" + std::to_string(k) + "]: " + e.what());
         }
       }
+      // The steps' sizes together stay within the oracle's row limit.
+      std::int64_t total = 0;
+      for (const auto& step : steps) {
+        try {
+          const CaseShape shape = plan_case(step);
+          total += shape.causal_len + shape.full_len;
+        } catch (const ref::Error&) {
+          // A rejected step allocates nothing past its rows (checked per step).
+        }
+        total += std::max<std::int64_t>(step.rows, 0);
+        if (total > oracle_row_limit()) {
+          return error_line(id, "too_large",
+                            "too_large: cases: the steps' rows and padded streams pass the oracle's limit of " +
+                                std::to_string(oracle_row_limit()) + " rows in all");
+        }
+      }
       return session_line(*impl_, steps, id, asked_views(j), encoding_);
     }
-    if (*type != "case") return error_line(id, "bad_request", "field type: unknown request type " + type->dump());
     conformance::Case c;
     try {
       c = conformance::case_from_json_value(j);
@@ -904,29 +977,45 @@ std::string Oracle::handle(const std::string& line) {
     }
     return result_line(*impl_, c, id, asked_views(j), encoding_);
   } catch (const std::exception& e) {
-    return error_line(id, "bad_request", std::string("unexpected: ") + e.what());
+    return error_line(id, "bad_request", std::string("unexpected: ") + printable(e.what(), 300));
   }
 }
 
 namespace {
 
 // The first difference between two parsed results (runs already expanded).
+// Every member of the port's answer is type-checked before it is used.
 std::string result_difference(const json& want, const json& got, const std::vector<std::string>& views) {
-  if (!got.is_object()) return "the port's answer is not an object";
-  if (got.value("type", "") != "result") return "the port's answer is not a result: " + show(got);
-  if (!got.contains("ok") || !got["ok"].is_boolean()) return "ok: missing or not a boolean";
+  if (!got.is_object()) return std::string("the port's answer is not an object but ") + got.type_name();
+  const auto type = got.find("type");
+  if (type == got.end() || !type->is_string()) {
+    return "type: expected \"result\", port " + (type == got.end() ? std::string("none") : show(*type));
+  }
+  if (*type != "result") return "type: expected \"result\", port " + show(*type);
+  const auto id = got.find("id");
+  if (id == got.end()) return "id: expected " + show(want["id"]) + ", port none";
+  if (*id != want["id"]) return "id: expected " + show(want["id"]) + ", port " + show(*id);
+  if (!got.contains("ok") || !got["ok"].is_boolean()) {
+    return "ok: expected a boolean, port " + (got.contains("ok") ? show(got["ok"]) : std::string("none"));
+  }
+  const auto message = got.find("message");
+  if (message != got.end() && !message->is_string()) return "message: expected a string, port " + show(*message);
+  if (!got["ok"].get<bool>()) {
+    const auto error = got.find("error");
+    if (error == got.end() || !error->is_string()) {
+      return "error: expected a string (the error class), port " +
+             (error == got.end() ? std::string("none") : show(*error));
+    }
+  }
   if (want["ok"] != got["ok"]) {
     return std::string("ok: expected ") + (want["ok"].get<bool>() ? "a result" : "error " + want["error"].dump()) +
            ", port " +
            (got["ok"].get<bool>()
                 ? "a result"
-                : "error " + got.value("error", json()).dump() + " (" +
-                      (got.contains("message") && got["message"].is_string() ? got["message"].get<std::string>()
-                                                                             : std::string()) +
-                      ")");
+                : "error " + show(got["error"]) + " (" + printable(string_member(got, "message")) + ")");
   }
   if (!want["ok"].get<bool>()) {
-    if (want["error"] != got.value("error", json())) return diff(want["error"], got.value("error", json()), "error");
+    if (want["error"] != got["error"]) return diff(want["error"], got["error"], "error");
     if (wants(views, "error_marks") && want.contains("graph_bounds")) {
       if (!got.contains("graph_bounds")) return "graph_bounds: missing in the port's error result (error_marks)";
       return diff(want["graph_bounds"], got["graph_bounds"], "graph_bounds");
@@ -948,27 +1037,30 @@ std::string result_difference(const json& want, const json& got, const std::vect
   return "";
 }
 
-}  // namespace
-
-std::string first_difference(const std::string& expected, const std::string& actual,
-                             const std::vector<std::string>& views) {
-  if (expected == actual) return "";
-  json want, got;
+std::string answer_difference(const std::string& expected, const std::string& actual,
+                              const std::vector<std::string>& views) {
+  json want = json::parse(expected);  // the reference's own line
+  json got;
   try {
-    want = json::parse(expected);
-  } catch (const json::exception& e) {
-    return std::string("expected result is not JSON: ") + e.what();
+    got = parse_json(actual, "the port's answer");
+  } catch (const InputError& e) {
+    return std::string(e.what()) + " (answer: " + printable(actual, 120) + ")";
   }
+  if (!got.is_object()) return std::string("the port's answer is not an object but ") + got.type_name();
+  std::size_t unlimited = SIZE_MAX, budget = kMaxJsonValues;
+  expand_runs(want, unlimited, "expected");
   try {
-    got = json::parse(actual);
-  } catch (const json::exception&) {
-    return "the port's answer is not JSON: " + show(json(actual));
+    expand_runs(got, budget, "the port's answer");
+  } catch (const InputError& e) {
+    return e.what();
   }
-  if (!got.is_object()) return "the port's answer is not an object";
-  expand_runs(want);
-  expand_runs(got);
-  if (want.value("type", "") != "session") return result_difference(want, got, views);
-  if (got.value("type", "") != "session") return "the port's answer is not a session answer: " + show(got);
+  if (string_member(want, "type") != "session") return result_difference(want, got, views);
+  if (string_member(got, "type") != "session") {
+    return "type: expected \"session\", port " + (got.contains("type") ? show(got["type"]) : std::string("none"));
+  }
+  if (!got.contains("id") || got["id"] != want["id"]) {
+    return "id: expected " + show(want["id"]) + ", port " + (got.contains("id") ? show(got["id"]) : "none");
+  }
   if (!got.contains("results") || !got["results"].is_array()) return "results: missing or not an array";
   const json& w = want["results"];
   const json& g = got["results"];
@@ -980,6 +1072,20 @@ std::string first_difference(const std::string& expected, const std::string& act
     return "results: expected " + std::to_string(w.size()) + " step results, port " + std::to_string(g.size());
   }
   return "";
+}
+
+}  // namespace
+
+std::string first_difference(const std::string& expected, const std::string& actual,
+                             const std::vector<std::string>& views) {
+  if (expected == actual) return "";
+  // Nothing a port writes may escape as an exception: whatever is left
+  // unchecked above fails the case with what went wrong.
+  try {
+    return answer_difference(expected, actual, views);
+  } catch (const std::exception& e) {
+    return std::string("the port's answer cannot be compared: ") + printable(e.what(), 300);
+  }
 }
 
 }  // namespace seqpack::conformance

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/case_json.hpp"
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/verdict.hpp"
@@ -295,9 +297,15 @@ std::set<std::string> read_known(const std::string& path) {
   std::set<std::string> known;
   if (path.empty()) return known;
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open known-failures file " + path);
+  if (!in || !std::filesystem::is_regular_file(path)) {
+    throw std::runtime_error("--known-failures: " + path + " is not a readable file");
+  }
   std::string line;
-  while (std::getline(in, line)) {
+  std::size_t too_long = 0;
+  while (read_line_bounded(in, line, kMaxLineBytes, &too_long)) {
+    if (too_long)
+      throw std::runtime_error("--known-failures: " + path + ": a line exceeds the limit of " +
+                               std::to_string(kMaxLineBytes) + " bytes");
     const auto hash = line.find('#');
     if (hash != std::string::npos) line.erase(hash);
     line.erase(0, line.find_first_not_of(" \t"));
@@ -336,6 +344,7 @@ struct Group {
   Pending smallest;
   std::string smallest_diff;
   std::int64_t smallest_size = 0;
+  bool smallest_hung = false;  // the port hung on it: not shrunk
   double first_s = 0;
   std::optional<Failure> shrunk;
   std::string explanation;
@@ -357,6 +366,10 @@ class Runner {
 
   int run() {
     std::string why;
+    if (const std::string bad = check_conform_options(o_); !bad.empty()) {
+      err_ << "conform: " << bad << "\n";
+      return 2;
+    }
     try {
       known_ = read_known(o_.known_failures);
     } catch (const std::exception& e) {
@@ -464,22 +477,26 @@ class Runner {
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   // Asks the port about one case; returns the difference ("" if it agrees).
-  std::string ask_one(const sp::Case& c, const std::string& id, bool* crashed = nullptr) {
+  // `*hung` is set when the port gave no answer in time (or did not restart).
+  std::string ask_one(const sp::Case& c, const std::string& id, bool* hung) {
     const std::vector<std::string> views = views_for(c, port_.views());
-    return ask(request_line(c, id, views), result_line(c, id, views, port_.encoding()), views, crashed);
+    return ask(request_line(c, id, views), result_line(c, id, views, port_.encoding()), views, hung);
   }
-  std::string ask_session(const std::vector<sp::Case>& steps, const std::string& id) {
+  std::string ask_session(const std::vector<sp::Case>& steps, const std::string& id, bool* hung) {
     const std::vector<std::string> views = views_for(steps, port_.views());
-    return ask(session_request_line(steps, id, views), session_line(steps, id, views, port_.encoding()), views,
-               nullptr);
+    return ask(session_request_line(steps, id, views), session_line(steps, id, views, port_.encoding()), views, hung);
   }
   std::string ask(const std::string& request, const std::string& expect, const std::vector<std::string>& views,
-                  bool* crashed) {
+                  bool* hung) {
     std::string why;
-    if (!port_.running() && !port_.start(&why)) return "the port does not restart: " + why;
+    if (!port_.running() && !port_.start(&why)) {
+      *hung = true;
+      return "the port does not restart: " + why;
+    }
     const auto answers = port_.exchange({request}, &why);
     if (answers.empty()) {
-      if (crashed) *crashed = true;
+      ++crashes_;  // a crash or hang while shrinking counts as any other
+      *hung = port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long;
       return why;
     }
     return first_difference(expect, answers[0], views);
@@ -487,7 +504,8 @@ class Runner {
 
   struct Outcome {
     bool answered = false;
-    std::string text;  // the answer, or why there is none
+    std::string text;   // the answer, or why there is none
+    bool hung = false;  // no answer in time, or a line past the limit: the case is not shrunk
   };
 
   // Pipelining, one batch in flight: the port answers batch k (on an I/O
@@ -518,9 +536,10 @@ class Runner {
     for (const auto& m : io_messages_) err_ << m;
     io_messages_.clear();
     for (std::size_t k = 0; k < in_flight_.size(); ++k) {
-      record(in_flight_[k], outcome[k].answered
-                                ? first_difference(in_flight_[k].expect, outcome[k].text, in_flight_[k].views)
-                                : outcome[k].text);
+      record(in_flight_[k],
+             outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text, in_flight_[k].views)
+                                 : outcome[k].text,
+             outcome[k].hung);
     }
     in_flight_.clear();
     progress();
@@ -531,26 +550,40 @@ class Runner {
   std::vector<Outcome> exchange_all(const std::vector<std::string>& lines) {
     std::vector<Outcome> outcome(lines.size());
     std::size_t done = 0;
+    std::size_t budget = kMaxBatchAnswerBytes;  // what this batch's answers may hold in all
     while (done < lines.size()) {
       std::string why;
-      const auto answers = port_.exchange(
-          std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done), lines.end()), &why);
-      for (std::size_t k = 0; k < answers.size(); ++k) outcome[done + k] = {true, answers[k]};
+      auto answers = port_.exchange(
+          std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done), lines.end()), &why, budget);
+      for (std::size_t k = 0; k < answers.size(); ++k) {
+        budget -= answers[k].size();
+        outcome[done + k] = {true, std::move(answers[k])};
+      }
       done += answers.size();
+      if (done < lines.size() && port_.failure() == PortFailure::too_many_bytes) {
+        // The rest of the batch fails unread; the next batch starts afresh.
+        for (; done < lines.size(); ++done) outcome[done] = {false, why, true};
+        std::string restart_why;
+        if (!port_.start(&restart_why)) {
+          io_messages_.push_back("conform: the port does not restart: " + restart_why + "\n");
+        }
+        break;
+      }
       if (done < lines.size()) {
-        outcome[done++] = {false, why};
+        outcome[done++] = {false, why,
+                           port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long};
         ++crashes_;
         std::string restart_why;
         if (!port_.start(&restart_why)) {
           io_messages_.push_back("conform: the port does not restart: " + restart_why + "\n");
-          for (; done < lines.size(); ++done) outcome[done] = {false, "the port does not restart"};
+          for (; done < lines.size(); ++done) outcome[done] = {false, "the port does not restart", true};
         }
       }
     }
     return outcome;
   }
 
-  void record(Pending& p, const std::string& diff) {
+  void record(Pending& p, const std::string& diff, bool hung) {
     ++ran_;
     const std::string cat = category_of(p);
     mix_[cat]++;
@@ -600,6 +633,7 @@ class Runner {
       g.smallest.expect.clear();  // recomputed when shrinking; the line can be megabytes
       g.smallest_diff = diff;
       g.smallest_size = size;
+      g.smallest_hung = hung;
     }
     ++g.count;
     g.categories[cat]++;
@@ -621,7 +655,8 @@ class Runner {
     for (const std::string& sig : group_order_) {
       Group& g = groups_.at(sig);
       Failure f{g.smallest.id, category_of(g.smallest), g.smallest_diff, g.smallest.c, false, g.smallest.steps};
-      shrink(g.smallest, f, sig);
+      // A case the port hung on is not shrunk: each try would wait the timeout.
+      if (!g.smallest_hung) shrink(g.smallest, f, sig);
       g.explanation = f.steps.empty() ? explain_difference(f.minimal, f.diff, "  ") : "";
       g.shrunk = f;
       report_group(g, ++n, f);
@@ -639,7 +674,9 @@ class Runner {
         std::vector<sp::Case> fewer = f.steps;
         fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
         if (k == 0) fewer.front().marks = f.steps.front().marks;
-        const std::string d = ask_session(fewer, p.id + "-shrunk");
+        bool hung = false;
+        const std::string d = ask_session(fewer, p.id + "-shrunk", &hung);
+        if (hung) return;  // shrinking stops at the first hang
         if (!d.empty() && failure_signature(d) == sig) {
           f.steps = std::move(fewer);
           f.diff = d;
@@ -654,7 +691,9 @@ class Runner {
       progress = false;
       for (const sp::Case& candidate : smaller_cases(f.minimal)) {
         if (--budget < 0) break;
-        const std::string d = ask_one(candidate, p.id + "-shrunk");
+        bool hung = false;
+        const std::string d = ask_one(candidate, p.id + "-shrunk", &hung);
+        if (hung) return;  // shrinking stops at the first hang
         if (!d.empty() && failure_signature(d) == sig) {
           f.minimal = candidate;
           f.diff = d;
@@ -679,10 +718,16 @@ class Runner {
     out_ << "  smallest member " << f.id << " [" << f.category << "], shrunk\n  first difference: " << f.diff << "\n"
          << g.explanation << "  minimal " << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
     if (!o_.save_failures.empty()) {
-      std::filesystem::create_directories(o_.save_failures);
       const std::string path = o_.save_failures + "/" + f.id + ".json";
-      std::ofstream(path) << f.minimal_json() << "\n";
-      out_ << "  saved: " << path << "\n";
+      std::ofstream file(path);
+      file << f.minimal_json() << "\n";
+      file.close();
+      if (file) {
+        out_ << "  saved: " << path << "\n";
+      } else {
+        err_ << "conform: --save-failures: cannot write " << path << "\n";
+        write_failed_ = true;
+      }
     }
   }
 
@@ -775,9 +820,16 @@ class Runner {
                                {"explanation", g.explanation},
                                {f.steps.empty() ? "case" : "session", json::parse(f.minimal_json())}});
       }
-      std::ofstream(o_.report) << r.dump(2) << "\n";
+      std::ofstream file(o_.report);
+      file << r.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+      file.close();
+      if (!file) {
+        err_ << "conform: --report: cannot write " << o_.report << "\n";
+        return 2;
+      }
     }
     if (!o_.junit.empty()) write_junit(s);
+    if (write_failed_) return 2;
     return unexpected_ == 0 && now_passing.empty() ? 0 : 1;
   }
 
@@ -812,7 +864,10 @@ class Runner {
     cases.push_back(random);
     std::ofstream out(o_.junit);
     out << junit_xml("seqpack conform: " + port_.name(), cases, s);
-    if (!out) err_ << "conform: cannot write the JUnit report " << o_.junit << "\n";
+    if (!out) {
+      err_ << "conform: --junit: cannot write " << o_.junit << "\n";
+      write_failed_ = true;
+    }
   }
 
   std::vector<std::string> profile_names() const {
@@ -837,6 +892,7 @@ class Runner {
   double first_verdict_s_ = -1, last_progress_s_ = 0;
   bool stop_ = false;
   std::int64_t past_stop_ = 0;  // unexpected failures of new signatures after the stop
+  bool write_failed_ = false;
   std::vector<Pending> in_flight_;
   std::future<std::vector<Outcome>> io_;
   std::vector<std::string> io_messages_;
@@ -845,6 +901,47 @@ class Runner {
 };
 
 }  // namespace
+
+std::string check_conform_options(const ConformOptions& o) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (o.port.empty()) return "--port: the port's command line is empty";
+  if (o.cases < 0) return "--cases: expected a count >= 0, got " + std::to_string(o.cases);
+  if (!std::isfinite(o.time_s) || o.time_s < 0) return "--time: expected seconds >= 0, got " + std::to_string(o.time_s);
+  if (!std::isfinite(o.timeout_s) || o.timeout_s <= 0 || o.timeout_s > 86400) {
+    return "--timeout: expected seconds in (0, 86400], got " + std::to_string(o.timeout_s);
+  }
+  if (o.shrink_budget < 0) return "--shrink-budget: expected a count >= 0, got " + std::to_string(o.shrink_budget);
+  if (!o.known_failures.empty() &&
+      (!fs::is_regular_file(o.known_failures, ec) || access(o.known_failures.c_str(), R_OK) != 0)) {
+    return "--known-failures: " + o.known_failures + " is not a readable file";
+  }
+  if (!o.vectors_dir.empty()) {
+    if (!fs::is_directory(o.vectors_dir, ec)) return "--vectors: " + o.vectors_dir + " is not a directory";
+    bool any = false;
+    for (const auto& e : fs::directory_iterator(o.vectors_dir, ec)) any = any || e.path().extension() == ".jsonl";
+    if (ec || !any) return "--vectors: " + o.vectors_dir + " holds no readable *.jsonl vector file";
+  }
+  for (const auto& [flag, file] : {std::pair<std::string, std::string>{"--report", o.report}, {"--junit", o.junit}}) {
+    if (file.empty()) continue;
+    if (fs::is_directory(file, ec)) return flag + ": " + file + " is a directory, not a file";
+    const fs::path parent = fs::absolute(file, ec).parent_path();
+    if (!fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0) {
+      return flag + ": cannot write " + file + " (" + parent.string() + " is not a writable directory)";
+    }
+  }
+  if (!o.save_failures.empty()) {
+    if (fs::exists(o.save_failures, ec) && !fs::is_directory(o.save_failures, ec)) {
+      return "--save-failures: " + o.save_failures + " is not a directory";
+    }
+    fs::create_directories(o.save_failures, ec);
+    if (ec || access(o.save_failures.c_str(), W_OK) != 0) {
+      return "--save-failures: cannot create or write the directory " + o.save_failures +
+             (ec ? " (" + ec.message() + ")" : std::string());
+    }
+  }
+  return "";
+}
 
 int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& err) {
   return Runner(options, out, err).run();
@@ -856,16 +953,23 @@ std::vector<Vector> read_vectors(const std::string& dir) {
     if (e.path().extension() == ".jsonl") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
+  if (files.empty()) throw std::runtime_error("--vectors: " + dir + " holds no *.jsonl vector file");
   std::vector<Vector> out;
   for (const auto& f : files) {
     std::ifstream in(f);
+    if (!in) throw std::runtime_error(f.string() + ": cannot read");
     std::string line;
     int n = 0;
-    while (std::getline(in, line)) {
+    std::size_t too_long = 0;
+    while (read_line_bounded(in, line, kMaxLineBytes, &too_long)) {
       ++n;
+      if (too_long) {
+        throw std::runtime_error(f.string() + ":" + std::to_string(n) + ": the line exceeds the limit of " +
+                                 std::to_string(kMaxLineBytes) + " bytes");
+      }
       if (line.empty()) continue;
       try {
-        const json j = json::parse(line);
+        const json j = parse_json(line, "vector");
         if (j.contains("format") && j["format"] != kVectorFormat) {
           throw std::runtime_error("format " + j["format"].dump() + " is not " + kVectorFormat +
                                    " (this seqpack is too old for these vectors)");

@@ -44,7 +44,10 @@ std::int64_t detail::padded_size(std::int64_t n, std::int64_t cp_world_size, boo
   if (cp_world_size > 1) step = lcm_or_zero(step, cp_world_size > kInt32Max ? 0 : cp_world_size);
   if (n == 0) return 0;  // zero is a multiple of anything, however large
   if (step == 0) {
-    throw Error(Errc::overflow, alignment_field,
+    // Named after the value that is past int32 on its own, if one is.
+    const bool cp_alone = cp_world_size > kInt32Max && alignment <= kInt32Max;
+    const bool options = std::string(alignment_field).rfind("options.", 0) == 0;
+    throw Error(Errc::overflow, cp_alone ? (options ? "options.cp_world_size" : "cp_world_size") : alignment_field,
                 "the combined alignment of alignment=" + std::to_string(alignment) +
                     ", cp_world_size=" + std::to_string(cp_world_size) + " and the CUDA-graph bucket exceeds int32");
   }

@@ -71,19 +71,28 @@ TEST(Oracle, MalformedRequestsGetNamedErrors) {
 }
 
 TEST(Oracle, HugeInputsAreAnsweredNotBuilt) {
+  // Options and marks are required fields (PROTOCOL.md); these are the defaults.
+  const std::string tail = R"("options":{"cp_world_size":1,"pad_for_cuda_graphs":false,"is_image_batch":false,)"
+                           R"("full_seq_alignment":ALIGN,"causal_seq_alignment":1,)"
+                           R"("pad_segment_only_when_padded":false},"graph_bounds":{"image":[0,0],"video":[0,0]}})";
+  const auto with_alignment = [&](const std::string& a) {
+    std::string t = tail;
+    return t.replace(t.find("ALIGN"), 5, a);
+  };
   // A million zero-length samples: a valid, answered case, no crash.
   std::string many = R"({"type":"case","id":"m","layout":{"sample_lens":[)";
   for (int i = 0; i < 1000000; ++i) many += i ? ",0" : "0";
-  many += R"(],"split_lens":[],"attn_modes":[],"und_token_indexes":[]},"rows":0})";
+  many += R"(],"split_lens":[],"attn_modes":[],"und_token_indexes":[]},"rows":0,)" + with_alignment("1");
   EXPECT_EQ(answer(many)["ok"], true);
   // Rows past int32 fail before anything is allocated.
   const json r = answer(R"({"type":"case","id":"h","layout":{"sample_lens":[4000000000],"split_lens":[4000000000],)"
-                        R"("attn_modes":["full"],"und_token_indexes":[]},"rows":4000000000})");
+                        R"("attn_modes":["full"],"und_token_indexes":[]},"rows":4000000000,)" +
+                        with_alignment("1"));
   EXPECT_EQ(r["error"], "overflow");
   // A padded size within int32 but past the oracle's limit is refused by name.
   const json big = answer(R"({"type":"case","id":"b","layout":{"sample_lens":[1],"split_lens":[1],)"
-                          R"("attn_modes":["full"],"und_token_indexes":[]},"rows":1,)"
-                          R"("options":{"full_seq_alignment":2000000000}})");
+                          R"("attn_modes":["full"],"und_token_indexes":[]},"rows":1,)" +
+                          with_alignment("2000000000"));
   EXPECT_EQ(big["error"], "too_large");
 }
 

@@ -3,13 +3,55 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/protocol.hpp"
 
 namespace seqpack::conformance {
+
+/// What a port's hello declared (PROTOCOL.md, "Transport").
+struct Hello {
+  std::string name;
+  std::vector<std::string> views;
+  Encoding encoding = Encoding::plain;
+};
+
+/// Reads a port's hello line, checking every member's type: `type` "hello",
+/// `protocol` this protocol, `name` a string, `views` an array of strings,
+/// `encoding` a string. `fallback_name` names a port whose hello has none;
+/// the runs encoding counts only when `offered`. Throws InputError naming
+/// the field.
+Hello parse_hello(const std::string& line, const std::string& fallback_name, bool offered);
+
+/// A port's output as lines, within kMaxLineBytes: bytes go in as they are
+/// read, complete lines come out; a line longer than the limit is an error
+/// as soon as its bytes pass the limit, before its newline arrives.
+class LineReader {
+ public:
+  /// Appends bytes. Returns false (and stores nothing more) once the line
+  /// being read passes kMaxLineBytes; `error()` then says so.
+  bool append(const char* data, std::size_t n);
+  /// The next complete line (without its newline), if one is buffered.
+  std::optional<std::string> next();
+  /// Bytes of the line being read that have no newline yet.
+  std::size_t partial() const noexcept { return buffer_.size() - start_; }
+  const std::string& error() const noexcept { return error_; }
+  void clear();
+
+ private:
+  std::string buffer_;
+  std::size_t start_ = 0;    // where the unread bytes begin
+  std::size_t scanned_ = 0;  // bytes before it hold no newline past start_
+  std::size_t tail_ = 0;     // bytes after the last newline
+  std::string error_;
+};
+
+/// Why the last exchange stopped early.
+enum class PortFailure { none, not_running, exited, hung, line_too_long, too_many_bytes, io };
 
 class Port {
  public:
@@ -27,7 +69,10 @@ class Port {
   /// Stops at the first line the port does not answer in time or answers by
   /// exiting; then the port is stopped, `why` says what happened, and the
   /// answers so far are returned.
-  std::vector<std::string> exchange(const std::vector<std::string>& lines, std::string* why);
+  /// The answers' bytes together may not pass `budget` (then the failure is
+  /// too_many_bytes and the port is stopped).
+  std::vector<std::string> exchange(const std::vector<std::string>& lines, std::string* why,
+                                    std::size_t budget = SIZE_MAX);
   void stop();
 
   bool running() const noexcept { return pid_ > 0; }
@@ -36,6 +81,8 @@ class Port {
   /// The encoding the port chose at hello.
   Encoding encoding() const noexcept { return encoding_; }
   int restarts() const noexcept { return restarts_; }
+  /// Why the last start() or exchange() stopped early (none if it did not).
+  PortFailure failure() const noexcept { return failure_; }
 
  private:
   std::string command_;
@@ -45,7 +92,8 @@ class Port {
   pid_t pid_ = -1;
   int to_port_ = -1;
   int from_port_ = -1;
-  std::string pending_;  // bytes read past the last full line
+  LineReader pending_;  // bytes read past the last full line
+  PortFailure failure_ = PortFailure::none;
   std::string name_;
   std::vector<std::string> views_;
   int restarts_ = -1;

@@ -13,21 +13,17 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "seqpack/conformance/case.hpp"
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/reference/views.hpp"
 
 namespace seqpack::conformance {
 
 inline constexpr const char* kProtocol = "seqpack-conformance/1";
 
-/// Padded rows above which the oracle answers `too_large` instead of building.
-inline constexpr std::int64_t kMaxOracleRows = std::int64_t{1} << 25;
-
 /// Lowers (or restores) the oracle's row limit for this process; the fuzz
 /// target of the protocol uses a small one so that every input stays fast.
 void set_oracle_row_limit(std::int64_t rows);
 std::int64_t oracle_row_limit();
-/// Request lines longer than this are answered with `bad_request`.
-inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 
 /// How integer arrays of a result are written: plain JSON arrays, or runs
 /// `{"runs":[first,count,step,...]}` (an extension a port may choose at hello).

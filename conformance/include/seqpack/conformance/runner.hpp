@@ -38,7 +38,14 @@ struct ConformOptions {
   double progress_every_s = 0;
 };
 
-/// Runs the conformance check. Returns 0 when every failure is listed as
+/// Why `options` cannot run ("--option: problem", naming the option and the
+/// value), or "" when they can: counts and seconds finite and in range, the
+/// known-failures file readable, the vector directory holding *.jsonl files,
+/// the report's directory writable, the save directory creatable. Creates
+/// the save directory.
+std::string check_conform_options(const ConformOptions& options);
+
+/// Runs the conformance check (after check_conform_options). Returns 0 when every failure is listed as
 /// known and every listed entry still fails; 1 otherwise; 2 on setup errors.
 int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& err);
 

@@ -1,0 +1,81 @@
+// Every limit of the conformance protocol in one place (PROTOCOL.md,
+// "Limits"), and the bounded reading that enforces them: JSON text from a
+// port, a user or a file is checked against these before it is used, and a
+// case's size is decided arithmetically before anything is allocated.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "seqpack/conformance/case.hpp"
+
+namespace seqpack::conformance {
+
+/// Bytes of one protocol line, request or answer (its newline excluded).
+/// Enforced while reading: the bytes past it are never buffered.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
+/// Nesting of arrays and objects in any JSON text the harness reads.
+inline constexpr int kMaxJsonDepth = 64;
+/// JSON values (scalars, arrays, objects) in one text, and the values that
+/// all runs triples of one answer may expand to, together.
+inline constexpr std::size_t kMaxJsonValues = std::size_t{1} << 21;
+/// Padded rows (causal + full) above which the oracle answers `too_large`.
+inline constexpr std::int64_t kMaxOracleRows = std::int64_t{1} << 25;
+/// Bytes of a case's data (its packed rows and its padded streams, at its
+/// row width) above which `seqpack oracle --case` answers `too_large`.
+inline constexpr std::int64_t kMaxCaseBytes = std::int64_t{1} << 28;
+/// cp_world_size above which the oracle answers `too_large` for a valid case:
+/// the cp views list one entry per rank, whatever the streams hold.
+inline constexpr std::int64_t kMaxOracleWorldSize = std::int64_t{1} << 16;
+
+/// Bytes of the answers the runner holds for one batch of pipelined requests
+/// (up to 256): past it the rest of the batch fails, unread.
+inline constexpr std::size_t kMaxBatchAnswerBytes = std::size_t{256} << 20;
+/// Cases in one session request.
+inline constexpr std::size_t kMaxSessionSteps = 256;
+
+/// Malformed or oversized input: the message names the problem and where.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Parses one JSON text within the limits: valid UTF-8, at most kMaxJsonDepth
+/// deep, at most kMaxJsonValues values, no repeated key in an object. Throws
+/// InputError "<what>: <problem> at byte N" otherwise. Never recurses.
+nlohmann::json parse_json(std::string_view text, const std::string& what);
+
+/// `text` made safe to print and to put in a JSON string: bytes that are not
+/// valid UTF-8 become \xNN, control characters \u00NN; cut to `max` bytes.
+std::string printable(std::string_view text, std::size_t max = 200);
+
+/// The padded stream lengths of a case, decided from its layout and options
+/// alone in O(samples + splits + und indexes): throws the reference's Error
+/// in protocol order (overflow before any size is used), exactly as
+/// build_pack would, without allocating per token.
+struct CaseShape {
+  std::int64_t causal_len = 0;
+  std::int64_t full_len = 0;
+};
+CaseShape plan_case(const Case& c);
+
+/// Why the oracle refuses a case that plan_case accepts (`too_large`, with a
+/// message naming the field), or nothing: padded rows past `row_limit`,
+/// data bytes past kMaxCaseBytes at `row_bytes` per row, cp_world_size past
+/// kMaxOracleWorldSize.
+std::optional<std::string> too_large(const Case& c, const CaseShape& shape, std::int64_t row_limit,
+                                     std::size_t row_bytes);
+
+/// Reads one line of at most `max` bytes (newline excluded; a trailing CR is
+/// kept) into `line`. Returns false at the end of input with nothing read.
+/// A longer line is consumed to its end but not stored: `*too_long` is set
+/// to its length in bytes and `line` is left empty.
+bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std::size_t* too_long);
+
+}  // namespace seqpack::conformance

@@ -1,0 +1,273 @@
+// The protocol's limits: bounded JSON reading, bounded lines, and the size of
+// a case decided before anything is allocated.
+#include "seqpack/conformance/limits.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <istream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "seqpack/common/index_math.hpp"
+#include "seqpack/reference/reference.hpp"
+
+namespace seqpack::conformance {
+namespace {
+
+namespace ref = seqpack::reference;
+using nlohmann::json;
+
+// A SAX handler that builds the document as nlohmann's own parser does, and
+// refuses what the limits forbid the moment it is seen: a container past the
+// depth, a value past the count, a key an object already holds.
+class BoundedDom : public nlohmann::json_sax<json> {
+ public:
+  explicit BoundedDom(json& root) : root_(root) {}
+  std::string problem;  // set when a limit stopped the parse
+
+  bool null() override { return put(json(nullptr)); }
+  bool boolean(bool v) override { return put(json(v)); }
+  bool number_integer(number_integer_t v) override { return put(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return put(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return put(json(v)); }
+  bool string(string_t& v) override { return put(json(std::move(v))); }
+  bool binary(binary_t&) override { return refuse("binary values are not JSON"); }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    json& object = *stack_.back();
+    if (object.contains(k)) return refuse("key \"" + printable(k) + "\" repeated in " + where(false));
+    keys_.back() = k;
+    slot_ = &object[k];
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    syntax = "not JSON at byte " + std::to_string(position) + ": " + printable(e.what(), 300);
+    return false;
+  }
+  std::string syntax;  // set on a syntax error
+
+ private:
+  // The path of the value being read, e.g. views.getters.und_rows.
+  // With `inner` false, the path of the innermost open container itself.
+  std::string where(bool inner = true) const {
+    std::string path;
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      const std::string& k = keys_[i];
+      if (k.empty() || (!inner && i + 1 == keys_.size())) continue;
+      path += (path.empty() ? "" : ".") + printable(k, 40);
+    }
+    return path.empty() ? "the top-level object" : path;
+  }
+  bool count() {
+    if (++values_ > kMaxJsonValues) {
+      return refuse("more than " + std::to_string(kMaxJsonValues) + " values (the limit of PROTOCOL.md)");
+    }
+    return true;
+  }
+  json* place(json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+  bool put(json&& v) {
+    if (!count()) return false;
+    place(std::move(v));
+    return true;
+  }
+  bool open(json&& v) {
+    if (!count()) return false;
+    if (stack_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+      return refuse("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels in " + where());
+    }
+    stack_.push_back(place(std::move(v)));
+    keys_.emplace_back();
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+  bool refuse(std::string why) {
+    problem = std::move(why);
+    return false;
+  }
+
+  json& root_;
+  std::vector<json*> stack_;
+  std::vector<std::string> keys_;
+  json* slot_ = nullptr;
+  std::size_t values_ = 0;
+};
+
+// The length of the valid UTF-8 sequence at `p` (at most `n` bytes), or 0.
+std::size_t utf8_length(const unsigned char* p, std::size_t n) {
+  const unsigned char c = p[0];
+  std::size_t len = 0;
+  unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (n < len || p[1] < lo || p[1] > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+  }
+  return len;
+}
+
+__extension__ typedef __int128 Wide;
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max) {
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  std::size_t i = 0;
+  char hex[8];
+  while (i < text.size() && out.size() < max) {
+    const std::size_t len = utf8_length(p + i, text.size() - i);
+    if (len == 0 || (len == 1 && p[i] < 0x20)) {
+      std::snprintf(hex, sizeof hex, len == 0 ? "\\x%02X" : "\\u%04X", p[i]);
+      out += hex;
+      ++i;
+    } else {
+      out.append(text.data() + i, len);
+      i += len;
+    }
+  }
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+nlohmann::json parse_json(std::string_view text, const std::string& what) {
+  json root;
+  BoundedDom dom(root);
+  bool ok = false;
+  try {
+    ok = json::sax_parse(text.data(), text.data() + text.size(), &dom, json::input_format_t::json, true);
+  } catch (const json::parse_error& e) {
+    throw InputError(what + ": not JSON at byte " + std::to_string(e.byte) + ": " + printable(e.what(), 300));
+  }
+  if (!ok && !dom.problem.empty()) throw InputError(what + ": " + dom.problem);
+  if (!ok) throw InputError(what + ": " + (dom.syntax.empty() ? std::string("not JSON") : dom.syntax));
+  return root;
+}
+
+CaseShape plan_case(const Case& c) {
+  ref::validate_options(c.options, c.marks);
+  ref::validate_layout(c.layout);
+  const auto& L = c.layout;
+  // As build_pack: the row count first (saturating), then the token count.
+  std::int64_t sum = 0;
+  for (const std::int64_t s : L.sample_lens) sum = s > INT64_MAX - sum ? INT64_MAX : sum + s;
+  if (c.rows != sum) {
+    throw ref::Error(ref::Errc::length_mismatch, "rows",
+                     "the packed sequence has " + std::to_string(c.rows) + " rows but sample_lens sum to " +
+                         (sum == INT64_MAX ? std::string("more than int64") : std::to_string(sum)));
+  }
+  Wide total = 0;
+  for (const std::int64_t s : L.sample_lens) total += s;
+  if (total > common::kInt32Max) {
+    throw ref::Error(ref::Errc::overflow, "sample_lens",
+                     "the batch has " + std::to_string(sum) + " tokens, past int32");
+  }
+  // The metadata prepare_metadata builds, less its per-token lists: every
+  // count and offset fits int32 now (the layout is valid and tiles).
+  ref::Metadata meta;
+  meta.sample_lens = L.sample_lens;
+  meta.split_lens = L.split_lens;
+  meta.sample_offsets.push_back(0);
+  for (const std::int64_t s : L.sample_lens) {
+    meta.sample_offsets.push_back(static_cast<std::int32_t>(meta.sample_offsets.back() + s));
+    meta.max_sample_len = std::max(meta.max_sample_len, static_cast<std::int32_t>(s));
+  }
+  meta.causal_seq_offsets.push_back(0);
+  meta.full_only_seq_offsets.push_back(0);
+  for (std::size_t j = 0; j < L.split_lens.size(); ++j) {
+    const bool causal = L.attn_modes[j] == "causal";
+    meta.attn_modes.push_back(causal ? ref::AttnMode::causal : ref::AttnMode::full);
+    const auto len = static_cast<std::int32_t>(L.split_lens[j]);
+    auto& offsets = causal ? meta.causal_seq_offsets : meta.full_only_seq_offsets;
+    offsets.push_back(offsets.back() + len);
+    auto& max_len = causal ? meta.max_causal_len : meta.max_full_len;
+    max_len = std::max(max_len, len);
+    (causal ? meta.num_causal_tokens : meta.num_full_tokens) += len;
+  }
+  const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
+  return {shape.causal_len, shape.full_len};
+}
+
+std::optional<std::string> too_large(const Case& c, const CaseShape& shape, std::int64_t row_limit,
+                                     std::size_t row_bytes) {
+  const std::int64_t padded = shape.causal_len + shape.full_len;
+  if (padded > row_limit || c.rows > row_limit) {
+    return "rows: padded streams of " + std::to_string(padded) + " rows (" + std::to_string(c.rows) +
+           " packed) exceed the oracle's limit of " + std::to_string(row_limit);
+  }
+  // Both counts are below 2^31 here, so the product fits int64.
+  const std::int64_t bytes = (c.rows + padded) * static_cast<std::int64_t>(row_bytes);
+  if (bytes > kMaxCaseBytes) {
+    return "row_bytes: " + std::to_string(c.rows) + " packed and " + std::to_string(padded) + " padded rows of " +
+           std::to_string(row_bytes) + " bytes exceed the oracle's limit of " + std::to_string(kMaxCaseBytes) +
+           " bytes";
+  }
+  if (c.options.cp_world_size > kMaxOracleWorldSize) {
+    return "options.cp_world_size: " + std::to_string(c.options.cp_world_size) +
+           " ranks exceed the oracle's limit of " + std::to_string(kMaxOracleWorldSize) +
+           " (the cp views list one entry per rank)";
+  }
+  return std::nullopt;
+}
+
+bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std::size_t* too_long) {
+  line.clear();
+  *too_long = 0;
+  std::streambuf* sb = in.rdbuf();
+  std::size_t n = 0;
+  bool any = false;
+  for (;;) {
+    const int ch = sb->sbumpc();
+    if (ch == std::char_traits<char>::eof()) {
+      if (!any) {
+        in.setstate(std::ios::eofbit | std::ios::failbit);
+        return false;
+      }
+      break;
+    }
+    any = true;
+    if (ch == '\n') break;
+    if (n < max) {
+      line.push_back(static_cast<char>(ch));
+    } else if (n == max) {
+      std::string().swap(line);  // past the limit: nothing more is kept
+    }
+    ++n;
+  }
+  if (n > max) *too_long = n;
+  return true;
+}
+
+}  // namespace seqpack::conformance

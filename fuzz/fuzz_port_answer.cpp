@@ -1,0 +1,120 @@
+// Fuzz target: arbitrary bytes as what a port writes to the runner, through
+// the runner's own reading, decoding and comparison (issue 13). The bytes
+// are the port's stdout: its first line is its hello (parse_hello), every
+// further line an answer to the next of three fixed requests (a valid case
+// with a pad segment, a rejected case, a session), read by the runner's
+// LineReader in chunks whose size the first byte chooses, and compared with
+// first_difference. Nothing may crash, hang or throw; and an answer that is
+// accepted (no difference) must carry the request's id and verdict, so that
+// no wrong answer passes silently.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "seqpack/conformance/case_json.hpp"
+#include "seqpack/conformance/limits.hpp"
+#include "seqpack/conformance/port.hpp"
+#include "seqpack/conformance/protocol.hpp"
+
+namespace sc = seqpack::conformance;
+
+namespace {
+
+// PROTOCOL.md's example case (a pad segment), the same with a length
+// mismatch, and a session of both.
+sc::Case example(std::int64_t rows) {
+  sc::Case c;
+  c.layout.sample_lens = {5, 5};
+  c.layout.split_lens = {2, 3, 1, 4};
+  c.layout.attn_modes = {"causal", "full", "causal", "full"};
+  c.layout.und_token_indexes = {0, 1, 5};
+  c.rows = rows;
+  c.options.full_seq_alignment = 4;
+  c.options.causal_seq_alignment = 4;
+  return c;
+}
+
+struct Request {
+  std::string id;
+  std::vector<sc::Case> steps;  // one case, or a session's steps
+  bool session = false;
+};
+
+const std::vector<Request>& requests() {
+  static const std::vector<Request> r = {
+      {"c0", {example(10)}, false}, {"c1", {example(11)}, false}, {"s2", {example(10), example(11)}, true}};
+  return r;
+}
+
+std::string expected(const Request& q, const std::vector<std::string>& views, sc::Encoding encoding) {
+  return q.session ? sc::session_line(q.steps, q.id, views, encoding)
+                   : sc::result_line(q.steps[0], q.id, views, encoding);
+}
+
+[[noreturn]] void finding(const char* what, const std::string& answer, const std::string& detail) {
+  std::fprintf(stderr, "\nseqpack-fuzz: port_answer: %s\nanswer: %s\ndetail: %s\n", what,
+               sc::printable(answer, 400).c_str(), detail.c_str());
+  std::abort();
+}
+
+// An accepted answer names the request and gives its verdict.
+void check_accepted(const Request& q, const std::string& want, const std::string& answer) {
+  nlohmann::json got = nlohmann::json::parse(answer, nullptr, false);
+  const nlohmann::json expect = nlohmann::json::parse(want);
+  if (!got.is_object() || !got.contains("id") || got["id"] != q.id) finding("accepted with a wrong id", answer, want);
+  if (q.session) {
+    if (!got.contains("results") || !got["results"].is_array() || got["results"].size() != q.steps.size()) {
+      finding("accepted session with the wrong steps", answer, want);
+    }
+    return;
+  }
+  if (!got.contains("ok") || got["ok"] != expect["ok"]) finding("accepted with the wrong verdict", answer, want);
+  if (expect["ok"] == false && (!got.contains("error") || got["error"] != expect["error"])) {
+    finding("accepted with the wrong error class", answer, want);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::size_t chunk = 1 + data[0] % 64;  // how the bytes arrive
+  sc::LineReader reader;
+  std::vector<std::string> lines;
+  for (std::size_t at = 1; at < size; at += chunk) {
+    const std::size_t n = std::min(chunk, size - at);
+    if (!reader.append(reinterpret_cast<const char*>(data + at), n)) {
+      if (reader.error().empty()) finding("a refused append without a reason", "", "");
+      break;
+    }
+    while (auto line = reader.next()) lines.push_back(std::move(*line));
+  }
+  if (lines.empty()) return 0;
+  sc::Hello hello;
+  try {
+    hello = sc::parse_hello(lines[0], "fuzz", true);
+  } catch (const sc::InputError&) {
+    return 0;  // a setup error, named
+  } catch (const std::exception& e) {
+    finding("parse_hello threw something other than InputError", lines[0], e.what());
+  }
+  for (std::size_t k = 1; k < lines.size(); ++k) {
+    const Request& q = requests()[(k - 1) % requests().size()];
+    const std::vector<std::string> views =
+        q.session ? sc::views_for(q.steps, hello.views) : sc::views_for(q.steps[0], hello.views);
+    const std::string want = expected(q, views, hello.encoding);
+    std::string diff;
+    try {
+      diff = sc::first_difference(want, lines[k], views);
+    } catch (const std::exception& e) {
+      finding("first_difference threw", lines[k], e.what());
+    }
+    if (diff.empty()) check_accepted(q, want, lines[k]);
+  }
+  return 0;
+}

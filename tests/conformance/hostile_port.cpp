@@ -1,0 +1,142 @@
+// A port that misbehaves on purpose, one way per mode, for the hostile-port
+// suite (hostile_test.cpp): it answers as the reference oracle does, except
+// where its mode says otherwise. `hostile_port MODE`; the modes are listed in
+// main(). Case ids are the runner's: "p<seed>-<i>", "-shrunk" appended while
+// it shrinks.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "seqpack/conformance/protocol.hpp"
+
+namespace {
+
+using nlohmann::json;
+namespace sc = seqpack::conformance;
+
+[[noreturn]] void hang() {
+  for (;;) pause();
+}
+
+[[noreturn]] void crash() {
+  std::cout << std::flush;
+  std::abort();
+}
+
+void say(const std::string& line) { std::cout << line << "\n" << std::flush; }
+
+// `answer` with one member replaced.
+std::string with(const std::string& answer, const char* key, const json& value) {
+  json j = json::parse(answer);
+  j[key] = value;
+  return j.dump();
+}
+
+std::string deep(std::size_t n) { return std::string(n, '[') + std::string(n, ']'); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: hostile_port MODE\n";
+    return 2;
+  }
+  const std::string mode = argv[1];
+  if (mode == "exit_before_hello") return 3;
+  if (mode == "crash_before_hello") crash();
+  if (mode == "hang_before_hello") hang();
+  sc::Oracle oracle(true);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    const json req = json::parse(line, nullptr, false);
+    const std::string type = req.is_object() ? req.value("type", "") : "";
+    const std::string id = req.is_object() && req.contains("id") ? req["id"].get<std::string>() : "";
+    const bool shrinking = id.find("-shrunk") != std::string::npos;
+    std::string answer = oracle.handle(line);
+    if (type == "hello") {
+      if (mode == "hello_version") answer = with(answer, "protocol", "seqpack-conformance/9");
+      if (mode == "hello_views_type") answer = with(answer, "views", 5);
+      if (mode == "hello_garbage") answer = "hello there";
+      if (mode == "hello_deep") answer = deep(200000);
+      if (mode == "hello_no_newline") {
+        std::cout << "{\"type\":\"hello\"" << std::flush;
+        hang();
+      }
+      say(answer);
+      continue;
+    }
+    // Cases and sessions.
+    if (mode == "crash_after_hello") crash();
+    if (mode == "hang_after_hello") hang();
+    if (mode == "exit_after_hello") return 0;
+    if (mode == "crash_mid_case" && id == "p1-3") {
+      std::cout << answer.substr(0, answer.size() / 2) << std::flush;
+      crash();
+    }
+    if (mode == "hang_mid_case" && id == "p1-3") {
+      std::cout << answer.substr(0, answer.size() / 2) << std::flush;
+      hang();
+    }
+    // A wrong answer for case 2, then a misbehaviour while it is shrunk.
+    if (mode == "crash_in_shrink" || mode == "hang_in_shrink") {
+      if (shrinking) mode == "crash_in_shrink" ? crash() : hang();
+      if (id == "p1-2") answer = with(answer, "graph_bounds", json{{"image", {9, 9}}, {"video", {9, 9}}});
+    }
+    if (mode == "garbage") answer = "this is not JSON";
+    if (mode == "invalid_utf8") answer = "{\"type\":\"result\",\"id\":\"" + id + "\",\"ok\":false,\"error\":\"x\xff\"}";
+    if (mode == "invalid_utf8_raw") answer = "\xff\xfe garbage \xff";
+    if (mode == "message_int") answer = with(with(answer, "ok", false), "message", 5);
+    if (mode == "type_int") answer = with(answer, "type", 5);
+    if (mode == "ok_string") answer = with(answer, "ok", "yes");
+    if (mode == "wrong_id") answer = with(answer, "id", "not-" + id);
+    if (mode == "id_missing") {
+      json j = json::parse(answer);
+      j.erase("id");
+      answer = j.dump();
+    }
+    if (mode == "duplicate_key") answer = "{\"ok\":false," + answer.substr(1);
+    if (mode == "deep_nesting") answer = deep(200000);
+    if (mode == "deep_in_result") {
+      answer = "{\"type\":\"result\",\"id\":\"" + id + "\",\"ok\":true,\"pack\":" + deep(100) + "}";
+    }
+    if (mode == "runs_bomb") {
+      answer = "{\"type\":\"result\",\"id\":\"" + id +
+               "\",\"ok\":true,\"pack\":{\"causal_rows\":{\"runs\":[0,1000000000000,1]}}}";
+    }
+    if (mode == "runs_malformed") {
+      answer = "{\"type\":\"result\",\"id\":\"" + id + "\",\"ok\":true,\"pack\":{\"causal_rows\":{\"runs\":[0,1]}}}";
+    }
+    if (mode == "huge_line") {
+      // 60 MB: under the line limit, far past the value limit.
+      std::string big = "{\"type\":\"result\",\"id\":\"" + id + "\",\"ok\":true,\"pack\":{\"x\":[";
+      big.reserve(60'000'100);
+      while (big.size() < 60'000'000) big += "0,";
+      big += "0]}}";
+      answer = std::move(big);
+    }
+    if (mode == "no_newline") {
+      // Bytes as fast as the pipe takes them, never a newline.
+      const std::string chunk(1 << 16, 'x');
+      for (;;) {
+        if (write(1, chunk.data(), chunk.size()) < 0) return 1;
+      }
+    }
+    if (mode == "slow_no_newline") {
+      std::cout << "{\"type\":\"result\"" << std::flush;
+      hang();
+    }
+    if (mode == "stderr_flood") {
+      const std::string chunk(1 << 16, 'e');
+      for (int k = 0; k < 16; ++k) std::cerr << chunk;  // 1 MiB a case
+      std::cerr << std::endl;
+    }
+    say(answer);
+  }
+  return 0;
+}
