@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
-  const char* const subcommands[] = {"check", "oracle", "conform", "vectors"};
+  const char* const subcommands[] = {"check", "oracle", "conform", "replay", "report", "vectors"};
 
   seqpack::cli::CheckOptions check_options;
   CLI::App* check =
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
                                          return std::string(argv[1]) == s;
                                        }) == std::end(subcommands)) {
     std::cerr << "seqpack: unknown subcommand \"" << sc::printable(argv[1], 60)
-              << "\" (expected check, oracle, conform or vectors; see --help)\n";
+              << "\" (expected check, oracle, conform, replay, report or vectors; see --help)\n";
     return 2;
   }
   try {

@@ -715,7 +715,8 @@ class Runner {
     out_ << "), e.g.";
     for (const auto& id : g.members) out_ << " " << id;
     out_ << (g.count > static_cast<std::int64_t>(g.members.size()) ? " ...\n" : "\n");
-    out_ << "  smallest member " << f.id << " [" << f.category << "], shrunk\n  first difference: " << f.diff << "\n"
+    out_ << "  smallest member " << f.id << " [" << f.category << "], "
+         << (g.smallest_hung ? "not shrunk (the port hung on it)" : "shrunk") << "\n  first difference: " << f.diff << "\n"
          << g.explanation << "  minimal " << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
     if (!o_.save_failures.empty()) {
       const std::string path = o_.save_failures + "/" + f.id + ".json";
