@@ -23,7 +23,7 @@ using nlohmann::json;
 // depth, a value past the count, a key an object already holds.
 class BoundedDom : public nlohmann::json_sax<json> {
  public:
-  explicit BoundedDom(json& root) : root_(root) {}
+  BoundedDom(json& root, std::size_t max_values) : root_(root), max_values_(max_values) {}
   std::string problem;  // set when a limit stopped the parse
 
   bool null() override { return put(json(nullptr)); }
@@ -63,8 +63,8 @@ class BoundedDom : public nlohmann::json_sax<json> {
     return path.empty() ? "the top-level object" : path;
   }
   bool count() {
-    if (++values_ > kMaxJsonValues) {
-      return refuse("more than " + std::to_string(kMaxJsonValues) + " values (the limit of PROTOCOL.md)");
+    if (++values_ > max_values_) {
+      return refuse("more than " + std::to_string(max_values_) + " values (the limit of PROTOCOL.md)");
     }
     return true;
   }
@@ -110,6 +110,7 @@ class BoundedDom : public nlohmann::json_sax<json> {
   std::vector<std::string> keys_;
   json* slot_ = nullptr;
   std::size_t values_ = 0;
+  std::size_t max_values_;
 };
 
 // The length of the valid UTF-8 sequence at `p` (at most `n` bytes), or 0.
@@ -162,9 +163,9 @@ std::string printable(std::string_view text, std::size_t max) {
   return out;
 }
 
-nlohmann::json parse_json(std::string_view text, const std::string& what) {
+nlohmann::json parse_json(std::string_view text, const std::string& what, std::size_t max_values) {
   json root;
-  BoundedDom dom(root);
+  BoundedDom dom(root, max_values);
   bool ok = false;
   try {
     ok = json::sax_parse(text.data(), text.data() + text.size(), &dom, json::input_format_t::json, true);
@@ -174,6 +175,10 @@ nlohmann::json parse_json(std::string_view text, const std::string& what) {
   if (!ok && !dom.problem.empty()) throw InputError(what + ": " + dom.problem);
   if (!ok) throw InputError(what + ": " + (dom.syntax.empty() ? std::string("not JSON") : dom.syntax));
   return root;
+}
+
+std::size_t answer_value_limit(std::size_t expected_values) {
+  return std::max(kMaxJsonValues, expected_values > SIZE_MAX / 2 ? SIZE_MAX : 2 * expected_values);
 }
 
 CaseShape plan_case(const Case& c) {

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "seqpack/properties/spec.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -827,9 +828,29 @@ const reference::Rows& Subject::rows() const {
   return *rows_;
 }
 
+// Packs past this many rows are not built: the size is decided from the plan
+// before anything is allocated, so that a fault which makes a planted error
+// pass (a mark or an overflow not raised) fails at once instead of filling
+// the machine's memory. No generated valid case comes near it.
+constexpr std::int64_t kSubjectRowLimit = std::int64_t{1} << 24;
+
 void Subject::build() const {
   if (pack_ || error_) return;
   marks_after_ = case_.marks;
+  try {
+    ref::validate_options(case_.options, case_.marks);
+    ref::validate_layout(case_.layout);
+    const ref::PackShape shape = ref::plan_pack(ref::prepare_metadata(case_.layout), case_.rows, case_.options, case_.marks);
+    if (shape.causal_len > kSubjectRowLimit - shape.full_len) {
+      std::ostringstream why;
+      why << "planned " << shape.causal_len << " causal and " << shape.full_len
+          << " full rows, past the catalogue's limit of 2^24 rows: not built";
+      error_ = std::make_exception_ptr(std::length_error(why.str()));
+      return;
+    }
+  } catch (const ref::Error&) {
+    // build_pack raises it again, in its own order.
+  }
   try {
     pack_ = ref::build_pack(rows(), case_.layout, case_.options, marks_after_);
   } catch (...) {

@@ -1,6 +1,7 @@
 // The conformance protocol: the oracle on malformed requests, and the runner's
 // diff, shrinking, known-failure, crash and hang handling against wrong ports.
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -276,3 +277,32 @@ TEST(Runner, GoldenVectorsHoldBucketEdgesOfOddAlignments) {
 }
 
 }  // namespace
+
+TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
+  // One sample of 20,229 full tokens under CUDA graphs at alignment 129 and
+  // cp 15: the full stream pads to lcm(129, 2048, 15) = 1,320,960 rows, so the
+  // reference's own answer holds more than 2^21 values. A fixed limit of 2^21
+  // failed the original, whose answer was right (found by the default run).
+  const sc::Case c = sc::case_from_json(
+      R"({"data_seed":1,"graph_bounds":{"image":[0,0],"video":[0,0]},"id":"big","layout":{"attn_modes":["full"],)"
+      R"("sample_lens":[20229],"split_lens":[20229],"und_token_indexes":[]},"options":{"causal_seq_alignment":129,)"
+      R"("cp_world_size":15,"full_seq_alignment":129,"is_image_batch":false,"pad_for_cuda_graphs":true,)"
+      R"("pad_segment_only_when_padded":false},"row_bytes":8,"rows":20229,"type":"case"})");
+  const auto views = sc::views_for(c, sc::oracle_views());
+  const std::string plain = sc::result_line(c, "big", views, sc::Encoding::plain);
+  const std::string runs = sc::result_line(c, "big", views, sc::Encoding::runs);
+  std::size_t values = 0;
+  const std::function<void(const nlohmann::json&)> count = [&](const nlohmann::json& v) {
+    ++values;
+    if (v.is_structured()) {
+      for (const auto& child : v) count(child);
+    }
+  };
+  count(nlohmann::json::parse(plain));
+  ASSERT_GT(values, std::size_t{1} << 21);
+  EXPECT_EQ(sc::first_difference(runs, plain, views), "");
+  EXPECT_EQ(sc::first_difference(plain, runs, views), "");
+  // Past twice the reference's answer, a runs bomb is still refused.
+  const std::string bomb = R"({"type":"result","id":"big","ok":true,"pack":{"x":{"runs":[0,100000000,0]}}})";
+  EXPECT_NE(sc::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
+}

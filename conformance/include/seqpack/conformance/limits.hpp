@@ -47,9 +47,15 @@ class InputError : public std::runtime_error {
 };
 
 /// Parses one JSON text within the limits: valid UTF-8, at most kMaxJsonDepth
-/// deep, at most kMaxJsonValues values, no repeated key in an object. Throws
+/// deep, at most `max_values` values (kMaxJsonValues by default), no repeated key in an object. Throws
 /// InputError "<what>: <problem> at byte N" otherwise. Never recurses.
-nlohmann::json parse_json(std::string_view text, const std::string& what);
+nlohmann::json parse_json(std::string_view text, const std::string& what, std::size_t max_values = kMaxJsonValues);
+
+/// The values a port's answer may hold (parsed, and after its runs are
+/// expanded): kMaxJsonValues, or twice what the reference's own answer to
+/// the same request holds when that is more (a session of large packs), so
+/// that the limit is at least what the case can produce.
+std::size_t answer_value_limit(std::size_t expected_values);
 
 /// `text` made safe to print and to put in a JSON string: bytes that are not
 /// valid UTF-8 become \xNN, control characters \u00NN; cut to `max` bytes.
