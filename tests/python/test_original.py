@@ -38,7 +38,10 @@ def test_failure_reads_as_the_runner_words_it(original):
     category, the first difference, the case."""
     import seqpack
     case = seqpack.Case.from_json('{"layout":{"sample_lens":[3],"split_lens":[1,2],"attn_modes":["causal","full"],'
-                                  '"und_token_indexes":[0]},"rows":3,"options":{"cp_world_size":0}}')
+                                  '"und_token_indexes":[0]},"rows":3,"graph_bounds":{"image":[0,0],"video":[0,0]},'
+                                  '"options":{"cp_world_size":0,"causal_seq_alignment":1,"full_seq_alignment":1,'
+                                  '"pad_for_cuda_graphs":false,"is_image_batch":true,'
+                                  '"pad_segment_only_when_padded":false}}')
     with pytest.raises(ConformanceFailure) as info:
         assert_conforms(original, case, case_id="x1")
     text = str(info.value)
