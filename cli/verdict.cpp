@@ -13,8 +13,8 @@
 
 #include "print.hpp"
 #include "seqpack/conformance/case_json.hpp"
-#include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/limits.hpp"
+#include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/reference/reference.hpp"

@@ -656,8 +656,7 @@ void expand_runs(json& v, std::size_t& budget, const std::string& at, std::size_
         if (count < 0) throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: negative count " + show(count));
         if (static_cast<std::uint64_t>(count) > budget - total) {
           throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: count " + std::to_string(count) +
-                           " expands the answer past " + std::to_string(limit) +
-                           " values (the limit of PROTOCOL.md)");
+                           " expands the answer past " + std::to_string(limit) + " values (the limit of PROTOCOL.md)");
         }
         const Wide last = Wide{first} + Wide{step} * Wide{count > 0 ? count - 1 : 0};
         if (last > INT64_MAX || last < INT64_MIN) {

@@ -716,7 +716,8 @@ class Runner {
     for (const auto& id : g.members) out_ << " " << id;
     out_ << (g.count > static_cast<std::int64_t>(g.members.size()) ? " ...\n" : "\n");
     out_ << "  smallest member " << f.id << " [" << f.category << "], "
-         << (g.smallest_hung ? "not shrunk (the port hung on it)" : "shrunk") << "\n  first difference: " << f.diff << "\n"
+         << (g.smallest_hung ? "not shrunk (the port hung on it)" : "shrunk") << "\n  first difference: " << f.diff
+         << "\n"
          << g.explanation << "  minimal " << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
     if (!o_.save_failures.empty()) {
       const std::string path = o_.save_failures + "/" + f.id + ".json";
@@ -923,14 +924,18 @@ std::string check_conform_options(const ConformOptions& o) {
     for (const auto& e : fs::directory_iterator(o.vectors_dir, ec)) any = any || e.path().extension() == ".jsonl";
     if (ec || !any) return "--vectors: " + o.vectors_dir + " holds no readable *.jsonl vector file";
   }
-  for (const auto& [flag, file] : {std::pair<std::string, std::string>{"--report", o.report}, {"--junit", o.junit}}) {
-    if (file.empty()) continue;
+  // A report file: a file (not a directory) in a writable directory.
+  const auto writable_file = [&ec](const std::string& flag, const std::string& file) -> std::string {
+    if (file.empty()) return "";
     if (fs::is_directory(file, ec)) return flag + ": " + file + " is a directory, not a file";
     const fs::path parent = fs::absolute(file, ec).parent_path();
     if (!fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0) {
       return flag + ": cannot write " + file + " (" + parent.string() + " is not a writable directory)";
     }
-  }
+    return "";
+  };
+  if (std::string bad = writable_file("--report", o.report); !bad.empty()) return bad;
+  if (std::string bad = writable_file("--junit", o.junit); !bad.empty()) return bad;
   if (!o.save_failures.empty()) {
     if (fs::exists(o.save_failures, ec) && !fs::is_directory(o.save_failures, ec)) {
       return "--save-failures: " + o.save_failures + " is not a directory";

@@ -840,7 +840,8 @@ void Subject::build() const {
   try {
     ref::validate_options(case_.options, case_.marks);
     ref::validate_layout(case_.layout);
-    const ref::PackShape shape = ref::plan_pack(ref::prepare_metadata(case_.layout), case_.rows, case_.options, case_.marks);
+    const ref::PackShape shape =
+        ref::plan_pack(ref::prepare_metadata(case_.layout), case_.rows, case_.options, case_.marks);
     if (shape.causal_len > kSubjectRowLimit - shape.full_len) {
       std::ostringstream why;
       why << "planned " << shape.causal_len << " causal and " << shape.full_len

@@ -1,8 +1,8 @@
 // The conformance protocol: the oracle on malformed requests, and the runner's
 // diff, shrinking, known-failure, crash and hang handling against wrong ports.
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 

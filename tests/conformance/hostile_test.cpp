@@ -326,6 +326,8 @@ TEST(HostileCli, UnwritableOutputsAreRefusedBeforeTheRun) {
   const std::string port = seqpack() + " conform --port \"" + HOSTILE_PORT + " garbage\" --no-vectors --cases 1 ";
   EXPECT_RUN(run(port + "--report " + (missing / "r.json").string()), 2, "conform: --report: cannot write", 5);
   EXPECT_RUN(run(port + "--report " + scratch().string()), 2, "conform: --report: .* is a directory", 5);
+  EXPECT_RUN(run(port + "--junit " + (missing / "j.xml").string()), 2, "conform: --junit: cannot write", 5);
+  EXPECT_RUN(run(port + "--junit " + scratch().string()), 2, "conform: --junit: .* is a directory", 5);
   const fs::path file = scratch() / "a-file";
   std::ofstream(file) << "x";
   EXPECT_RUN(run(port + "--save-failures " + (file / "sub").string()), 2, "conform: --save-failures: cannot create", 5);
@@ -404,13 +406,15 @@ TEST(HostilePort, CrashOrHangMidCaseFailsThatCaseOnly) {
   EXPECT_TRUE(has(r, "1 unexpected failures")) << show(r);
   r = conform("hang_mid_case");
   EXPECT_RUN(r, 1, "FAIL p1-3 .*\n  first difference: no complete answer line within 0.5[0-9]* s", 20);
-  EXPECT_TRUE(has(r, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, 1 crashes or hangs")) << show(r);
+  EXPECT_TRUE(has(r, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, 1 crashes or hangs"))
+      << show(r);
 }
 
 TEST(HostilePort, CrashWhileShrinkingIsCounted) {
   const Outcome r = conform("crash_in_shrink");
   EXPECT_RUN(r, 1, "FAIL p1-2 ", 30);
-  EXPECT_TRUE(has(r, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, [1-9][0-9]* crashes or hangs"))
+  EXPECT_TRUE(
+      has(r, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, [1-9][0-9]* crashes or hangs"))
       << show(r);
 }
 
