@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "paths.hpp"
-#include "print.hpp"
 #include "seqpack/conformance/examples.hpp"
+#include "seqpack/conformance/render.hpp"
 #include "seqpack/conformance/runner.hpp"
 
 namespace seqpack::cli {
@@ -70,14 +70,14 @@ int run_examples(std::ostream& out, const std::string& only) {
     if (!only.empty() && ex.name != only) continue;
     ++ran;
     out << ex.name << ": " << ex.what << "\n";
-    print_case(out, ex.c.layout, ex.c.options);
+    conformance::print_case(out, ex.c.layout, ex.c.options);
     std::size_t rows = 0;
     for (const std::int64_t s : ex.c.layout.sample_lens) rows += static_cast<std::size_t>(s);
     const ref::Rows input = numbered(rows);
     ref::GraphMarks marks;
     try {
       const ref::Pack pack = ref::build_pack(input, ex.c.layout, ex.c.options, marks);
-      print_pack(out, pack);
+      conformance::print_pack(out, pack);
       failed += self_check(out, pack, input, ex.c.options.cp_world_size);
     } catch (const ref::Error& e) {
       out << "  error    " << e.what() << "\n";

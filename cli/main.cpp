@@ -18,7 +18,6 @@
 
 #include "check.hpp"
 #include "paths.hpp"
-#include "print.hpp"
 #include "seqpack/common/version.hpp"
 #include "seqpack/conformance/case.hpp"
 #include "seqpack/conformance/limits.hpp"

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "print.hpp"
 #include "seqpack/conformance/case_json.hpp"
 #include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
+#include "seqpack/conformance/render.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
 
@@ -26,8 +26,6 @@ namespace sc = seqpack::conformance;
 namespace ref = seqpack::reference;
 using nlohmann::json;
 
-/// Rows a rendering builds at most (both streams together).
-constexpr std::int64_t kRenderRows = std::int64_t{1} << 20;
 /// Bytes a case file may hold.
 constexpr std::uintmax_t kMaxCaseFileBytes = std::uintmax_t{64} << 20;
 
@@ -76,16 +74,6 @@ CaseFile read_case_file(const std::string& path) {
   return f;
 }
 
-// Row r of the packed sequence names itself (r + 1 in its first four bytes).
-ref::Rows numbered(std::int64_t n) {
-  ref::Rows rows(static_cast<std::size_t>(n), 4);
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
-    const auto v = static_cast<std::uint32_t>(r + 1);
-    std::memcpy(rows.row(r), &v, 4);
-  }
-  return rows;
-}
-
 std::vector<std::string> case_files(const std::string& path) {
   if (!std::filesystem::is_directory(path)) return {path};
   std::vector<std::string> files;
@@ -116,36 +104,7 @@ bool parse_shard(const std::string& text, std::int64_t* index, std::int64_t* cou
 
 void render_case(std::ostream& out, const sc::Case& c, const std::string& id) {
   out << "case " << id << " [" << sc::case_label(c) << "]\n";
-  print_case(out, c.layout, c.options);
-  if (c.options.pad_for_cuda_graphs) {
-    out << "  marks    image " << c.marks.image_causal << "/" << c.marks.image_full << "  video "
-        << c.marks.video_causal << "/" << c.marks.video_full << " (causal/full, before the call)\n";
-  }
-  try {
-    // The size is decided before anything per token is built.
-    const sc::CaseShape planned = sc::plan_case(c);
-    if (const auto big = sc::too_large(c, planned, sc::oracle_row_limit(), c.row_bytes)) {
-      out << "  error    too_large: " << *big << "\n";
-      return;
-    }
-    ref::validate_options(c.options, c.marks);
-    ref::validate_layout(c.layout);
-    const ref::Metadata meta = ref::prepare_metadata(c.layout);
-    const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
-    if (shape.causal_len + shape.full_len > kRenderRows || c.rows > kRenderRows) {
-      out << "  pack     " << shape.causal_len << " causal and " << shape.full_len
-          << " full rows: too large to render (the limit is " << kRenderRows << " rows)\n";
-      return;
-    }
-    ref::GraphMarks marks = c.marks;
-    const ref::Pack pack = ref::build_pack(numbered(c.rows), c.layout, c.options, marks);
-    print_pack(out, pack);
-  } catch (const ref::Error& e) {
-    const std::string cls = ref::to_string(e.code()), what = e.what();
-    out << "  error    " << (what.rfind(cls + ":", 0) == 0 ? what : cls + ": " + what) << "\n";
-  } catch (const std::bad_alloc&) {
-    out << "  error    too large to render\n";
-  }
+  sc::render_case_body(out, c);
 }
 
 int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& err) {

@@ -15,11 +15,11 @@
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
 
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/properties/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace {
@@ -75,6 +75,7 @@ sp::Case widen(sp::Case c) {
 
 template <typename Body>
 void on_device(const sp::Case& c, Body&& body) {
+  sp::track(c);
   try {
     body();
   } catch (const gpu::DeviceError& e) {
@@ -98,33 +99,33 @@ std::string refusal(const std::function<void()>& call) {
 
 // Both streams, byte for byte.
 void expect_same_streams(const ref::Pack& r, const gpu::DevicePack& g) {
-  RC_ASSERT(gpu::to_host(g.causal_seq) == r.causal_seq);
-  RC_ASSERT(gpu::to_host(g.full_only_seq) == r.full_only_seq);
+  sp::same("pack.causal_seq", gpu::to_host(g.causal_seq), r.causal_seq);
+  sp::same("pack.full_only_seq", gpu::to_host(g.full_only_seq), r.full_only_seq);
 }
 
 void expect_same_pack(const ref::Pack& r, const gpu::DevicePack& g) {
   const ref::Metadata& m = *r.meta;
   const ref::Metadata& s = g.meta->summary;
-  RC_ASSERT(gpu::to_host_vector(g.meta->causal_indices) == m.causal_indices);
-  RC_ASSERT(gpu::to_host_vector(g.meta->full_indices) == m.full_indices);
-  RC_ASSERT(gpu::to_host_vector(g.meta->causal_sample_ids) == m.causal_sample_ids);
-  RC_ASSERT(gpu::to_host_vector(g.meta->full_only_sample_ids) == m.full_only_sample_ids);
-  RC_ASSERT(s.sample_offsets == m.sample_offsets);
-  RC_ASSERT(s.causal_seq_offsets == m.causal_seq_offsets);
-  RC_ASSERT(s.full_only_seq_offsets == m.full_only_seq_offsets);
-  RC_ASSERT(s.max_sample_len == m.max_sample_len);
-  RC_ASSERT(s.max_causal_len == m.max_causal_len);
-  RC_ASSERT(s.max_full_len == m.max_full_len);
-  RC_ASSERT(s.num_causal_tokens == m.num_causal_tokens);
-  RC_ASSERT(s.num_full_tokens == m.num_full_tokens);
-  RC_ASSERT(g.max_num_tokens == r.max_num_tokens);
+  sp::same("meta.causal_indices", gpu::to_host_vector(g.meta->causal_indices), m.causal_indices);
+  sp::same("meta.full_indices", gpu::to_host_vector(g.meta->full_indices), m.full_indices);
+  sp::same("meta.causal_sample_ids", gpu::to_host_vector(g.meta->causal_sample_ids), m.causal_sample_ids);
+  sp::same("meta.full_only_sample_ids", gpu::to_host_vector(g.meta->full_only_sample_ids), m.full_only_sample_ids);
+  sp::same("meta.sample_offsets", s.sample_offsets, m.sample_offsets);
+  sp::same("meta.causal_seq_offsets", s.causal_seq_offsets, m.causal_seq_offsets);
+  sp::same("meta.full_only_seq_offsets", s.full_only_seq_offsets, m.full_only_seq_offsets);
+  sp::same("meta.max_sample_len", s.max_sample_len, m.max_sample_len);
+  sp::same("meta.max_causal_len", s.max_causal_len, m.max_causal_len);
+  sp::same("meta.max_full_len", s.max_full_len, m.max_full_len);
+  sp::same("meta.num_causal_tokens", s.num_causal_tokens, m.num_causal_tokens);
+  sp::same("meta.num_full_tokens", s.num_full_tokens, m.num_full_tokens);
+  sp::same("pack.max_num_tokens", g.max_num_tokens, r.max_num_tokens);
   expect_same_streams(r, g);
-  RC_ASSERT(gpu::to_host_vector(g.causal_sample_ids) == r.causal_sample_ids);
-  RC_ASSERT(gpu::to_host_vector(g.full_only_sample_ids) == r.full_only_sample_ids);
-  RC_ASSERT(g.pad_segment == r.pad_segment);
-  RC_ASSERT(g.is_sharded == r.is_sharded);
-  RC_ASSERT(g.num_causal_tokens_local == r.num_causal_tokens_local);
-  RC_ASSERT(g.num_full_tokens_local == r.num_full_tokens_local);
+  sp::same("pack.causal_sample_ids", gpu::to_host_vector(g.causal_sample_ids), r.causal_sample_ids);
+  sp::same("pack.full_only_sample_ids", gpu::to_host_vector(g.full_only_sample_ids), r.full_only_sample_ids);
+  sp::same("pack.pad_segment", g.pad_segment, r.pad_segment);
+  sp::same("pack.is_sharded", g.is_sharded, r.is_sharded);
+  sp::same("pack.num_causal_tokens_local", g.num_causal_tokens_local, r.num_causal_tokens_local);
+  sp::same("pack.num_full_tokens_local", g.num_full_tokens_local, r.num_full_tokens_local);
 }
 
 // Whether the reference would accept the case with padded streams past what
@@ -164,15 +165,15 @@ std::optional<std::pair<ref::Pack, gpu::DevicePack>> build_both(const sp::Case& 
         refusal([&] { r_meta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(c.layout)); });
     const std::string g_prep =
         refusal([&] { g_meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(c.layout)); });
-    RC_ASSERT(g_prep == r_prep);
+    sp::same("prepare_metadata refusal", g_prep, r_prep);
     RC_TAG(r_meta ? "prepared metadata" : "metadata refused");
   }
   const std::string r_error = refusal([&] { r = ref::build_pack(rows, c.layout, c.options, rm, r_meta); });
   poison();
   const gpu::DeviceRows d = gpu::to_device(rows);
   const std::string g_error = refusal([&] { g = gpu::build_pack(d, c.layout, c.options, gm, g_meta); });
-  RC_ASSERT(g_error == r_error);
-  RC_ASSERT(gm == rm);
+  sp::same("refusal", g_error, r_error);
+  sp::same("graph marks after the call", gm, rm);
   if (!r) return std::nullopt;
   expect_same_pack(*r, *g);
   return std::make_pair(std::move(*r), std::move(*g));
@@ -182,7 +183,7 @@ sp::Case any_case() {
   return widen(*rc::gen::weightedOneOf<sp::Case>({{3, sp::gen_packer_case()}, {1, sp::gen_strict_case()}}));
 }
 
-RC_GTEST_PROP(GpuDifferential, BuildPackMatchesTheReference, ()) {
+SEQPACK_PROPERTY(GpuDifferential, BuildPackMatchesTheReference) {
   const sp::Case c = any_case();
   RC_TAG(c.expect_error.empty() ? "valid" : c.expect_error);
   on_device(c, [&] { build_both(c); });
@@ -245,7 +246,7 @@ std::string plant_more(sp::Case& c) {
 // metadata_mismatch).
 void refusals_match(const sp::Case& c);
 
-RC_GTEST_PROP(GpuDifferential, RefusalsMatchTheReference, ()) {
+SEQPACK_PROPERTY(GpuDifferential, RefusalsMatchTheReference) {
   sp::Case c = *sp::gen_strict_case();
   RC_TAG(c.expect_error.empty() ? "valid" : c.expect_error);
   if (*rc::gen::arbitrary<bool>()) RC_TAG(plant_more(c));
@@ -262,7 +263,7 @@ void refusals_match(const sp::Case& c) {
   poison();
   const std::string g_error =
       refusal([&] { g_meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(c.layout)); });
-  RC_ASSERT(g_error == r_error);
+  sp::same("refusal", g_error, r_error);
   if (!r_meta) return;
   ref::Layout layout = c.layout;
   if (*rc::gen::arbitrary<bool>()) {
@@ -281,13 +282,13 @@ void refusals_match(const sp::Case& c) {
   poison();
   const gpu::DeviceRows d = gpu::to_device(rows);
   const std::string g_prepared = refusal([&] { g = gpu::build_pack(d, layout, c.options, gm, g_meta); });
-  RC_ASSERT(g_prepared == r_prepared);
-  RC_ASSERT(gm == rm);
+  sp::same("refusal with prepared metadata", g_prepared, r_prepared);
+  sp::same("graph marks after the call", gm, rm);
   if (r) expect_same_pack(*r, *g);
 }
 
 // Misuse after a build: the checks of the operations that take a pack.
-RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
+SEQPACK_PROPERTY(GpuDifferential, MisuseIsRefusedAlike) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
     auto both = build_both(c);
@@ -393,7 +394,7 @@ RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
         const std::string g_shard = refusal([&] {
           for (std::int64_t rank = 0; rank < world; ++rank) gs.push_back(gpu::shard_pack(g, rank, world));
         });
-        RC_ASSERT(g_shard == r_shard);
+        sp::same("shard_pack refusal", g_shard, r_shard);
         if (!r_shard.empty()) break;
         switch (*rc::gen::element(0, 1, 2)) {
           case 0:  // none
@@ -419,11 +420,11 @@ RC_GTEST_PROP(GpuDifferential, MisuseIsRefusedAlike, ()) {
         break;
       }
     }
-    RC_ASSERT(g_error == r_error);
+    sp::same("refusal", g_error, r_error);
   });
 }
 
-RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
+SEQPACK_PROPERTY(GpuDifferential, ViewsMatchTheReference) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
     auto both = build_both(c);
@@ -431,13 +432,13 @@ RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
     ref::Pack& r = both->first;
     gpu::DevicePack& g = both->second;
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_all_seq(g)) == ref::get_all_seq(r));
+    sp::same("get_all_seq(pack)", gpu::to_host(gpu::get_all_seq(g)), ref::get_all_seq(r));
     poison();
     const auto gp = gpu::get_all_seq_padded(g);
     const auto rp = ref::get_all_seq_padded(r);
-    RC_ASSERT(gpu::to_host(gp.seq) == rp.seq);
-    RC_ASSERT(gp.offsets == rp.offsets);
-    RC_ASSERT(gp.max_len == rp.max_len);
+    sp::same("all_seq_padded.seq", gpu::to_host(gp.seq), rp.seq);
+    sp::same("all_seq_padded.offsets", gp.offsets, rp.offsets);
+    sp::same("all_seq_padded.max_len", gp.max_len, rp.max_len);
     sp::Case other = c;
     other.data_seed = c.data_seed + 1;
     const ref::Rows value = sp::case_rows(other);
@@ -455,7 +456,7 @@ RC_GTEST_PROP(GpuDifferential, ViewsMatchTheReference, ()) {
   });
 }
 
-RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
+SEQPACK_PROPERTY(GpuDifferential, ShardsAndGatherMatchTheReference) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
     auto both = build_both(c);
@@ -469,7 +470,7 @@ RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
       const std::string r_error = refusal([&] { rs = ref::shard_pack(r, rank, world); });
       poison();
       const std::string g_error = refusal([&] { shards.push_back(gpu::shard_pack(g, rank, world)); });
-      RC_ASSERT(g_error == r_error);
+      sp::same("refusal", g_error, r_error);
       if (!rs) return;
       expect_same_pack(*rs, shards.back());
     }
@@ -490,7 +491,7 @@ RC_GTEST_PROP(GpuDifferential, ShardsAndGatherMatchTheReference, ()) {
   });
 }
 
-RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
+SEQPACK_PROPERTY(GpuDifferential, PositionIdsMatchTheReference) {
   const sp::Case c = widen(*sp::gen_packer_case());
   on_device(c, [&] {
     auto both = build_both(c);
@@ -499,12 +500,12 @@ RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
     gpu::DevicePack& g = both->second;
     const bool mrope = *rc::gen::arbitrary<bool>();
     ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(c.rows), {}};
-    ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
+    ids.values = sp::seeded_values(ids.axes * ids.len);
     const gpu::DevicePositionIds d = gpu::to_device(ids);
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_und_position_ids(d, g)) == ref::get_und_position_ids(ids, r));
+    sp::same("get_und_position_ids(ids, pack)", gpu::to_host(gpu::get_und_position_ids(d, g)), ref::get_und_position_ids(ids, r));
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_gen_position_ids(d, g)) == ref::get_gen_position_ids(ids, r));
+    sp::same("get_gen_position_ids(ids, pack)", gpu::to_host(gpu::get_gen_position_ids(d, g)), ref::get_gen_position_ids(ids, r));
     const std::int64_t world = c.options.cp_world_size;
     for (std::int64_t rank = 0; rank < world; ++rank) {
       std::optional<ref::PositionIds> rs;
@@ -512,8 +513,8 @@ RC_GTEST_PROP(GpuDifferential, PositionIdsMatchTheReference, ()) {
       const std::string r_error = refusal([&] { rs = ref::shard_position_ids(ids, r, rank, world); });
       poison();
       const std::string g_error = refusal([&] { gs = gpu::to_host(gpu::shard_position_ids(d, g, rank, world)); });
-      RC_ASSERT(g_error == r_error);
-      if (rs) RC_ASSERT(*gs == *rs);
+      sp::same("refusal", g_error, r_error);
+      if (rs) sp::same("shard_position_ids(ids, pack, rank, world)", *gs, *rs);
     }
   });
 }
@@ -545,7 +546,7 @@ class OwnStream {
 // Every entry point with the stream argument, on a stream of its own: the
 // copies to and from the host are ordered on it and wait for it, and inputs
 // destroyed right after a call are freed after the work that reads them.
-RC_GTEST_PROP(GpuDifferential, EveryEntryPointRunsOnTheCallersStream, ()) {
+SEQPACK_PROPERTY(GpuDifferential, EveryEntryPointRunsOnTheCallersStream) {
 #ifndef SEQPACK_GPU_CUDA
   // On the host backends the stream is a tag and the other properties run the
   // same code: a quarter of the cases keep the test to seconds.
@@ -561,58 +562,58 @@ RC_GTEST_PROP(GpuDifferential, EveryEntryPointRunsOnTheCallersStream, ()) {
     ref::Pack r = ref::build_pack(rows, c.layout, c.options, rm);
     poison();
     const auto meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(c.layout, s));
-    RC_ASSERT(gpu::to_host_vector(meta->causal_indices, s) == r.meta->causal_indices);
-    RC_ASSERT(gpu::to_host_vector(meta->full_only_sample_ids, s) == r.meta->full_only_sample_ids);
+    sp::same("meta.causal_indices", gpu::to_host_vector(meta->causal_indices, s), r.meta->causal_indices);
+    sp::same("meta.full_only_sample_ids", gpu::to_host_vector(meta->full_only_sample_ids, s), r.meta->full_only_sample_ids);
     poison();
     // The input rows die as build_pack returns: freed on s after its work.
     gpu::DevicePack g = gpu::build_pack(gpu::to_device(rows, s), c.layout, c.options, gm, meta, s);
-    RC_ASSERT(gm == rm);
-    RC_ASSERT(gpu::to_host(g.causal_seq, s) == r.causal_seq);
-    RC_ASSERT(gpu::to_host(g.full_only_seq, s) == r.full_only_seq);
-    RC_ASSERT(gpu::to_host_vector(g.causal_sample_ids, s) == r.causal_sample_ids);
-    RC_ASSERT(gpu::to_host_vector(g.full_only_sample_ids, s) == r.full_only_sample_ids);
+    sp::same("graph marks after the call", gm, rm);
+    sp::same("pack.causal_seq", gpu::to_host(g.causal_seq, s), r.causal_seq);
+    sp::same("pack.full_only_seq", gpu::to_host(g.full_only_seq, s), r.full_only_seq);
+    sp::same("pack.causal_sample_ids", gpu::to_host_vector(g.causal_sample_ids, s), r.causal_sample_ids);
+    sp::same("pack.full_only_sample_ids", gpu::to_host_vector(g.full_only_sample_ids, s), r.full_only_sample_ids);
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_all_seq(g, s), s) == ref::get_all_seq(r));
+    sp::same("get_all_seq(pack)", gpu::to_host(gpu::get_all_seq(g, s), s), ref::get_all_seq(r));
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_all_seq_padded(g, s).seq, s) == ref::get_all_seq_padded(r).seq);
+    sp::same("all_seq_padded.seq", gpu::to_host(gpu::get_all_seq_padded(g, s).seq, s), ref::get_all_seq_padded(r).seq);
     sp::Case other = c;
     other.data_seed = c.data_seed + 1;
     const ref::Rows value = sp::case_rows(other);
     ref::set_all_seq(r, value);
     gpu::set_all_seq(g, gpu::to_device(value, s), s);
-    RC_ASSERT(gpu::to_host(g.causal_seq, s) == r.causal_seq);
-    RC_ASSERT(gpu::to_host(g.full_only_seq, s) == r.full_only_seq);
+    sp::same("pack.causal_seq", gpu::to_host(g.causal_seq, s), r.causal_seq);
+    sp::same("pack.full_only_seq", gpu::to_host(g.full_only_seq, s), r.full_only_seq);
     poison();
     const gpu::DevicePack gf = gpu::from_all_seq(gpu::to_device(value, s), g, s);
-    RC_ASSERT(gpu::to_host(gf.full_only_seq, s) == ref::from_all_seq(value, r).full_only_seq);
+    sp::same("from_all_seq(value, pack).full_only_seq", gpu::to_host(gf.full_only_seq, s), ref::from_all_seq(value, r).full_only_seq);
     poison();
-    RC_ASSERT(gpu::to_host(gpu::zeros_like(g, 5, s).causal_seq, s) == ref::zeros_like(r, 5).causal_seq);
+    sp::same("zeros_like(pack, 5).causal_seq", gpu::to_host(gpu::zeros_like(g, 5, s).causal_seq, s), ref::zeros_like(r, 5).causal_seq);
     const std::int64_t world = c.options.cp_world_size;
     ref::PositionIds ids{true, 3, static_cast<std::size_t>(c.rows), {}};
-    ids.values = *rc::gen::container<std::vector<std::int64_t>>(ids.axes * ids.len, rc::gen::arbitrary<std::int64_t>());
+    ids.values = sp::seeded_values(ids.axes * ids.len);
     const gpu::DevicePositionIds d = gpu::to_device(ids, s);
-    RC_ASSERT(gpu::to_host(d, s) == ids);
+    sp::same("position ids through the device", gpu::to_host(d, s), ids);
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_und_position_ids(d, g, s), s) == ref::get_und_position_ids(ids, r));
+    sp::same("get_und_position_ids(ids, pack)", gpu::to_host(gpu::get_und_position_ids(d, g, s), s), ref::get_und_position_ids(ids, r));
     poison();
-    RC_ASSERT(gpu::to_host(gpu::get_gen_position_ids(d, g, s), s) == ref::get_gen_position_ids(ids, r));
+    sp::same("get_gen_position_ids(ids, pack)", gpu::to_host(gpu::get_gen_position_ids(d, g, s), s), ref::get_gen_position_ids(ids, r));
     std::vector<gpu::DevicePack> shards;
     for (std::int64_t rank = 0; rank < world; ++rank) {
       std::optional<ref::Pack> rs;
       const std::string r_error = refusal([&] { rs = ref::shard_pack(r, rank, world); });
       poison();
       const std::string g_error = refusal([&] { shards.push_back(gpu::shard_pack(g, rank, world, s)); });
-      RC_ASSERT(g_error == r_error);
+      sp::same("refusal", g_error, r_error);
       if (!rs) return;
-      RC_ASSERT(gpu::to_host(shards.back().causal_seq, s) == rs->causal_seq);
-      RC_ASSERT(gpu::to_host(gpu::shard_position_ids(d, g, rank, world, s), s) ==
-                ref::shard_position_ids(ids, r, rank, world));
+      sp::same("shard.causal_seq", gpu::to_host(shards.back().causal_seq, s), rs->causal_seq);
+      sp::same("shard_position_ids(ids, pack, rank, world)", gpu::to_host(gpu::shard_position_ids(d, g, rank, world, s), s),
+               ref::shard_position_ids(ids, r, rank, world));
     }
     poison();
     const gpu::DevicePack whole = gpu::gather_shards(shards, s);
-    RC_ASSERT(gpu::to_host(whole.causal_seq, s) == r.causal_seq);
-    RC_ASSERT(gpu::to_host(whole.full_only_seq, s) == r.full_only_seq);
-    RC_ASSERT(gpu::to_host_vector(whole.full_only_sample_ids, s) == r.full_only_sample_ids);
+    sp::same("gather_shards.causal_seq", gpu::to_host(whole.causal_seq, s), r.causal_seq);
+    sp::same("gather_shards.full_only_seq", gpu::to_host(whole.full_only_seq, s), r.full_only_seq);
+    sp::same("pack.full_only_sample_ids", gpu::to_host_vector(whole.full_only_sample_ids, s), r.full_only_sample_ids);
   });
 }
 

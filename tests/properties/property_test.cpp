@@ -1,20 +1,19 @@
 // Runs every catalogue property under RapidCheck, once per profile, plus the
-// distribution check. A failure prints RapidCheck's reproduce string and
-// writes the shrunk case to $SEQPACK_FAILURE_DIR/<property>.<profile>.json.
+// distribution check. A failure prints the report of verdict.hpp and
+// writes the shrunk case to $SEQPACK_FAILURE_DIR/<property>.<profile>.json
+// (verdict.hpp; the build tree's failures/ by default).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
 #include "seqpack/properties/catalogue.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/properties/verdict.hpp"
 
 namespace {
 
@@ -22,36 +21,22 @@ namespace sp = seqpack::properties;
 
 const char* profile_name(sp::Profile p) { return p == sp::Profile::packer ? "packer" : "strict"; }
 
-std::string failure_dir() {
-  const char* env = std::getenv("SEQPACK_FAILURE_DIR");
-  return env ? env : SEQPACK_FAILURE_DIR;
-}
-
 class PropertyTest : public ::testing::Test {
  public:
   PropertyTest(const sp::Property* property, sp::Profile profile) : property_(property), profile_(profile) {}
 
   void TestBody() override {
-    // The last failing case seen is the shrunk one: RapidCheck shrinks by
-    // re-running smaller cases, and stops at the smallest that still fails.
-    std::optional<sp::Case> last_failure;
+    // Reported as every in-process property failure is (verdict.hpp): the
+    // violation, the shrunk case as JSON, its rendering and a case file for
+    // property_replay and seqpack replay.
     const sp::Property& prop = *property_;
-    const bool ok = rc::check(prop.name + " (" + profile_name(profile_) + ")", [&] {
-      const sp::Case c = *(prop.valid_only ? sp::gen_valid_case(profile_) : sp::gen_case(profile_));
-      try {
-        prop.check(sp::Subject(c));
-      } catch (...) {
-        last_failure = c;
-        throw;
-      }
-    });
-    if (!ok && last_failure) {
-      std::filesystem::create_directories(failure_dir());
-      const std::string path = failure_dir() + "/" + prop.name + "." + profile_name(profile_) + ".json";
-      std::ofstream(path) << sp::to_json(*last_failure, prop.name) << "\n";
-      ADD_FAILURE() << prop.name << " failed; shrunk case written to " << path << "\nreplay it with: property_replay "
-                    << path;
-    }
+    const bool ok = sp::check_property(
+        prop.name + "." + profile_name(profile_),
+        [&] {
+          const sp::Case c = sp::track(*(prop.valid_only ? sp::gen_valid_case(profile_) : sp::gen_case(profile_)));
+          prop.check(sp::Subject(c));
+        },
+        std::cout);
     EXPECT_TRUE(ok) << prop.name << " guards: " << prop.guards;
   }
 
@@ -126,6 +111,7 @@ TEST(Generators, CaseFilesRoundTrip) {
 int main(int argc, char** argv) {
   // The default budget; RC_PARAMS overrides it (see README: deep runs).
   setenv("RC_PARAMS", "max_success=600 max_size=100", 0);
+  setenv("SEQPACK_FAILURE_DIR", SEQPACK_FAILURE_DIR, 0);
   ::testing::InitGoogleTest(&argc, argv);
   for (const sp::Property& p : sp::catalogue()) {
     for (const sp::Profile profile : {sp::Profile::packer, sp::Profile::strict}) {

@@ -9,9 +9,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
-#include <rapidcheck/gtest.h>
 
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/properties/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
 #include "seqpack/torch/sequence_pack.hpp"
 
@@ -32,7 +32,7 @@ at::Tensor random_rows(std::int64_t rows, at::ScalarType type, const std::vector
   sizes.insert(sizes.end(), trailing.begin(), trailing.end());
   at::Tensor base = at::empty(sizes, at::TensorOptions().dtype(type));
   const auto n = static_cast<std::size_t>(base.numel()) * base.element_size();
-  const auto bytes = *rc::gen::container<std::vector<std::uint8_t>>(n, rc::gen::arbitrary<std::uint8_t>());
+  const auto bytes = sp::seeded_bytes(n);
   auto* p = static_cast<std::uint8_t*>(base.data_ptr());
   for (std::size_t i = 0; i < n; ++i) p[i] = type == at::kBool ? bytes[i] & 1 : bytes[i];
   if (!strided) return base;
@@ -51,11 +51,6 @@ std::vector<std::uint8_t> bytes_of(const at::Tensor& t) {
   return std::vector<std::uint8_t>(p, p + static_cast<std::size_t>(c.numel()) * c.element_size());
 }
 
-std::vector<std::uint8_t> bytes_of(const ref::Rows& r) {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(r.data());
-  return std::vector<std::uint8_t>(p, p + r.size_bytes());
-}
-
 ref::Rows rows_of(const at::Tensor& t) {
   std::size_t rb = t.element_size();
   for (std::int64_t d = 1; d < t.dim(); ++d) rb *= static_cast<std::size_t>(t.size(d));
@@ -72,12 +67,12 @@ std::vector<T> values_of(const at::Tensor& t) {
 }
 
 // `t` holds `rows`' bytes as `like`'s dtype with `rows.rows()` rows and `like`'s trailing shape.
-void expect_rows(const at::Tensor& t, const ref::Rows& rows, const at::Tensor& like) {
+void expect_rows(const std::string& field, const at::Tensor& t, const ref::Rows& rows, const at::Tensor& like) {
   RC_ASSERT(t.scalar_type() == like.scalar_type());
   RC_ASSERT(t.dim() == like.dim());
   RC_ASSERT(t.size(0) == static_cast<std::int64_t>(rows.rows()));
   for (std::int64_t d = 1; d < t.dim(); ++d) RC_ASSERT(t.size(d) == like.size(d));
-  RC_ASSERT(bytes_of(t) == bytes_of(rows));
+  sp::same(field, rows_of(t), rows);
 }
 
 void expect_same_pack(const tb::SequencePack& t, const ref::Pack& r, const at::Tensor& like) {
@@ -85,28 +80,28 @@ void expect_same_pack(const tb::SequencePack& t, const ref::Pack& r, const at::T
   RC_ASSERT(t.meta.sample_offsets().scalar_type() == at::kInt);
   RC_ASSERT(t.meta.causal_indices().scalar_type() == at::kInt);
   RC_ASSERT(t.meta.causal_sample_ids().scalar_type() == at::kLong);
-  RC_ASSERT(values_of<std::int32_t>(t.meta.sample_offsets()) == m.sample_offsets);
-  RC_ASSERT(values_of<std::int32_t>(t.meta.causal_seq_offsets()) == m.causal_seq_offsets);
-  RC_ASSERT(values_of<std::int32_t>(t.meta.full_only_seq_offsets()) == m.full_only_seq_offsets);
-  RC_ASSERT(values_of<std::int32_t>(t.meta.causal_indices()) == m.causal_indices);
-  RC_ASSERT(values_of<std::int32_t>(t.meta.full_indices()) == m.full_indices);
-  RC_ASSERT(values_of<std::int64_t>(t.meta.causal_sample_ids()) == m.causal_sample_ids);
-  RC_ASSERT(values_of<std::int64_t>(t.meta.full_only_sample_ids()) == m.full_only_sample_ids);
-  RC_ASSERT(t.meta.max_sample_len() == m.max_sample_len);
-  RC_ASSERT(t.meta.max_causal_len() == m.max_causal_len);
-  RC_ASSERT(t.meta.max_full_len() == m.max_full_len);
-  RC_ASSERT(t.meta.num_causal_tokens() == m.num_causal_tokens);
-  RC_ASSERT(t.meta.num_full_tokens() == m.num_full_tokens);
-  RC_ASSERT(t.max_num_tokens == r.max_num_tokens);
-  expect_rows(t.causal_seq, r.causal_seq, like);
-  expect_rows(t.full_only_seq, r.full_only_seq, like);
+  sp::same("meta.sample_offsets", values_of<std::int32_t>(t.meta.sample_offsets()), m.sample_offsets);
+  sp::same("meta.causal_seq_offsets", values_of<std::int32_t>(t.meta.causal_seq_offsets()), m.causal_seq_offsets);
+  sp::same("meta.full_only_seq_offsets", values_of<std::int32_t>(t.meta.full_only_seq_offsets()), m.full_only_seq_offsets);
+  sp::same("meta.causal_indices", values_of<std::int32_t>(t.meta.causal_indices()), m.causal_indices);
+  sp::same("meta.full_indices", values_of<std::int32_t>(t.meta.full_indices()), m.full_indices);
+  sp::same("meta.causal_sample_ids", values_of<std::int64_t>(t.meta.causal_sample_ids()), m.causal_sample_ids);
+  sp::same("meta.full_only_sample_ids", values_of<std::int64_t>(t.meta.full_only_sample_ids()), m.full_only_sample_ids);
+  sp::same("meta.max_sample_len", t.meta.max_sample_len(), m.max_sample_len);
+  sp::same("meta.max_causal_len", t.meta.max_causal_len(), m.max_causal_len);
+  sp::same("meta.max_full_len", t.meta.max_full_len(), m.max_full_len);
+  sp::same("meta.num_causal_tokens", t.meta.num_causal_tokens(), m.num_causal_tokens);
+  sp::same("meta.num_full_tokens", t.meta.num_full_tokens(), m.num_full_tokens);
+  sp::same("pack.max_num_tokens", t.max_num_tokens, r.max_num_tokens);
+  expect_rows("pack.causal_seq", t.causal_seq, r.causal_seq, like);
+  expect_rows("pack.full_only_seq", t.full_only_seq, r.full_only_seq, like);
   RC_ASSERT(t.causal_sample_ids.scalar_type() == at::kLong);
-  RC_ASSERT(values_of<std::int64_t>(t.causal_sample_ids) == r.causal_sample_ids);
-  RC_ASSERT(values_of<std::int64_t>(t.full_only_sample_ids) == r.full_only_sample_ids);
-  RC_ASSERT(t.pad_segment == r.pad_segment);
-  RC_ASSERT(t.is_sharded == r.is_sharded);
-  RC_ASSERT(t.num_causal_tokens_local == r.num_causal_tokens_local);
-  RC_ASSERT(t.num_full_tokens_local == r.num_full_tokens_local);
+  sp::same("pack.causal_sample_ids", values_of<std::int64_t>(t.causal_sample_ids), r.causal_sample_ids);
+  sp::same("pack.full_only_sample_ids", values_of<std::int64_t>(t.full_only_sample_ids), r.full_only_sample_ids);
+  sp::same("pack.pad_segment", t.pad_segment, r.pad_segment);
+  sp::same("pack.is_sharded", t.is_sharded, r.is_sharded);
+  sp::same("pack.num_causal_tokens_local", t.num_causal_tokens_local, r.num_causal_tokens_local);
+  sp::same("pack.num_full_tokens_local", t.num_full_tokens_local, r.num_full_tokens_local);
 }
 
 struct Built {
@@ -119,6 +114,7 @@ struct Built {
 // A case, a tensor of a random dtype and shape, and both builds: the same
 // error class, or the same pack and marks.
 Built build_both(sp::Case c) {
+  sp::track(c);
   const at::ScalarType type = *rc::gen::elementOf(std::vector<at::ScalarType>(std::begin(kDtypes), std::end(kDtypes)));
   const auto trailing =
       *rc::gen::oneOf(rc::gen::just(std::vector<std::int64_t>{}),
@@ -143,8 +139,8 @@ Built build_both(sp::Case c) {
   } catch (const ref::Error& e) {
     t_error = ref::to_string(e.code());
   }
-  RC_ASSERT(t_error == r_error);
-  RC_ASSERT(tm == rm);
+  sp::same("refusal", t_error, r_error);
+  sp::same("graph marks after the call", tm, rm);
   if (b.r) expect_same_pack(*b.t, *b.r, b.input);
   return b;
 }
@@ -155,12 +151,12 @@ sp::Case packer_case() {
   return c;
 }
 
-RC_GTEST_PROP(TorchBinding, BuildMatchesTheReference, ()) {
+SEQPACK_PROPERTY(TorchBinding, BuildMatchesTheReference) {
   build_both(*rc::gen::weightedOneOf<sp::Case>({{3, sp::gen_packer_case()}, {1, sp::gen_strict_case()}}));
 }
 
-RC_GTEST_PROP(TorchBinding, PreparedMetadataMatchesTheReference, ()) {
-  const sp::Case c = packer_case();
+SEQPACK_PROPERTY(TorchBinding, PreparedMetadataMatchesTheReference) {
+  const sp::Case c = sp::track(packer_case());
   const ref::Layout& l = c.layout;
   const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
   const tb::SequencePackMetadata meta =
@@ -172,30 +168,30 @@ RC_GTEST_PROP(TorchBinding, PreparedMetadataMatchesTheReference, ()) {
   const tb::SequencePack t = tb::sequence_pack_from_packed_sequence(
       input, l.attn_modes, l.split_lens, l.sample_lens, und, at::Tensor(), tm, tb::build_options(c.options), meta);
   expect_same_pack(t, r, input);
-  RC_ASSERT(tm == rm);
+  sp::same("graph marks after the call", tm, rm);
 }
 
-RC_GTEST_PROP(TorchBinding, ViewsMatchTheReference, ()) {
+SEQPACK_PROPERTY(TorchBinding, ViewsMatchTheReference) {
   Built b = build_both(packer_case());
   RC_ASSERT(b.r.has_value());
   ref::Pack& r = *b.r;
   tb::SequencePack& t = *b.t;
-  expect_rows(tb::get_all_seq(t), ref::get_all_seq(r), b.input);
+  expect_rows("get_all_seq(pack)", tb::get_all_seq(t), ref::get_all_seq(r), b.input);
   const auto [seq, offsets, max_len] = tb::get_all_seq_padded(t);
   const ref::AllSeqPadded rp = ref::get_all_seq_padded(r);
-  expect_rows(seq, rp.seq, b.input);
+  expect_rows("all_seq_padded.seq", seq, rp.seq, b.input);
   RC_ASSERT(offsets.scalar_type() == at::kInt);
-  RC_ASSERT(values_of<std::int32_t>(offsets) == rp.offsets);
-  RC_ASSERT(max_len == rp.max_len);
+  sp::same("all_seq_padded.offsets", values_of<std::int32_t>(offsets), rp.offsets);
+  sp::same("all_seq_padded.max_len", max_len, rp.max_len);
   for (const bool causal : {true, false}) {
     const auto [s, o, m] = causal ? tb::get_causal_seq_padded(t) : tb::get_full_only_seq_padded(t);
     const ref::PaddedStreamView v = causal ? ref::get_causal_seq_padded(r) : ref::get_full_only_seq_padded(r);
-    expect_rows(s, v.seq, b.input);
-    RC_ASSERT(values_of<std::int32_t>(o) == v.offsets);
-    RC_ASSERT(m == v.max_len);
+    expect_rows(std::string(causal ? "causal" : "full") + "_seq_padded.seq", s, v.seq, b.input);
+    sp::same(std::string(causal ? "causal" : "full") + "_seq_padded.offsets", values_of<std::int32_t>(o), v.offsets);
+    sp::same(std::string(causal ? "causal" : "full") + "_seq_padded.max_len", m, v.max_len);
   }
-  RC_ASSERT(tb::has_pad_segment(t) == ref::has_pad_segment(r));
-  RC_ASSERT(tb::get_num_real_tokens(t) == ref::get_num_real_tokens(r));
+  sp::same("has_pad_segment(pack)", tb::has_pad_segment(t), ref::has_pad_segment(r));
+  sp::same("get_num_real_tokens(pack)", tb::get_num_real_tokens(t), ref::get_num_real_tokens(r));
 
   const at::Tensor value = random_rows(b.c.rows, b.input.scalar_type(),
                                        std::vector<std::int64_t>(b.input.sizes().begin() + 1, b.input.sizes().end()),
@@ -203,14 +199,14 @@ RC_GTEST_PROP(TorchBinding, ViewsMatchTheReference, ()) {
   const at::Tensor causal_before = t.causal_seq;
   tb::set_all_seq(t, value);
   ref::set_all_seq(r, rows_of(value));
-  expect_rows(t.causal_seq, r.causal_seq, b.input);
-  expect_rows(t.full_only_seq, r.full_only_seq, b.input);
+  expect_rows("pack.causal_seq", t.causal_seq, r.causal_seq, b.input);
+  expect_rows("pack.full_only_seq", t.full_only_seq, r.full_only_seq, b.input);
   RC_ASSERT(t.causal_seq.is_same(causal_before));  // in place, as the original
 
   const tb::SequencePack f = tb::from_all_seq(value, t);
   const ref::Pack rf = ref::from_all_seq(rows_of(value), r);
-  expect_rows(f.causal_seq, rf.causal_seq, b.input);
-  expect_rows(f.full_only_seq, rf.full_only_seq, b.input);
+  expect_rows("from_all_seq.causal_seq", f.causal_seq, rf.causal_seq, b.input);
+  expect_rows("from_all_seq.full_only_seq", f.full_only_seq, rf.full_only_seq, b.input);
 
   const tb::SequencePack z = tb::zeros_like(t, std::vector<std::int64_t>{-1, 3});
   RC_ASSERT(z.causal_seq.dim() == 2 && z.causal_seq.size(1) == 3 && z.causal_seq.size(0) == t.causal_seq.size(0));
@@ -218,7 +214,7 @@ RC_GTEST_PROP(TorchBinding, ViewsMatchTheReference, ()) {
   RC_ASSERT(at::all(z.causal_seq == 0).item<bool>() && at::all(z.full_only_seq == 0).item<bool>());
 }
 
-RC_GTEST_PROP(TorchBinding, ShardsAndPositionIdsMatchTheReference, ()) {
+SEQPACK_PROPERTY(TorchBinding, ShardsAndPositionIdsMatchTheReference) {
   Built b = build_both(packer_case());
   RC_ASSERT(b.r.has_value());
   const ref::Pack& r = *b.r;
@@ -226,18 +222,19 @@ RC_GTEST_PROP(TorchBinding, ShardsAndPositionIdsMatchTheReference, ()) {
   const bool mrope = *rc::gen::arbitrary<bool>();
   const at::ScalarType id_type = *rc::gen::element(at::kLong, at::kInt);
   ref::PositionIds ids{mrope, mrope ? 3u : 1u, static_cast<std::size_t>(b.c.rows), {}};
-  ids.values = *rc::gen::container<std::vector<std::int64_t>>(
-      ids.axes * ids.len,
-      id_type == at::kInt ? rc::gen::inRange<std::int64_t>(INT32_MIN, INT32_MAX) : rc::gen::arbitrary<std::int64_t>());
+  ids.values = sp::seeded_values(ids.axes * ids.len);
+  if (id_type == at::kInt) {
+    for (auto& v : ids.values) v = static_cast<std::int32_t>(v);  // the low 32 bits, as int32 ids hold
+  }
   at::Tensor pos = at::tensor(at::ArrayRef<std::int64_t>(ids.values), at::kLong).to(id_type);
   if (mrope) pos = pos.reshape({3, b.c.rows});
-  const auto expect_ids = [&](const at::Tensor& got, const ref::PositionIds& want) {
+  const auto expect_ids = [&](const std::string& field, const at::Tensor& got, const ref::PositionIds& want) {
     RC_ASSERT(got.scalar_type() == id_type);
     RC_ASSERT(got.dim() == (mrope ? 2 : 1));
-    RC_ASSERT(values_of<std::int64_t>(got.to(at::kLong)) == want.values);
+    sp::same(field, values_of<std::int64_t>(got.to(at::kLong)), want.values);
   };
-  expect_ids(tb::get_und_position_ids(pos, t), ref::get_und_position_ids(ids, r));
-  expect_ids(tb::get_gen_position_ids(pos, t), ref::get_gen_position_ids(ids, r));
+  expect_ids("get_und_position_ids(ids, pack)", tb::get_und_position_ids(pos, t), ref::get_und_position_ids(ids, r));
+  expect_ids("get_gen_position_ids(ids, pack)", tb::get_gen_position_ids(pos, t), ref::get_gen_position_ids(ids, r));
 
   const std::int64_t world = b.c.options.cp_world_size;
   std::vector<tb::SequencePack> shards;
@@ -255,18 +252,19 @@ RC_GTEST_PROP(TorchBinding, ShardsAndPositionIdsMatchTheReference, ()) {
     } catch (const ref::Error& e) {
       t_error = ref::to_string(e.code());
     }
-    RC_ASSERT(t_error == r_error);
+    sp::same("refusal", t_error, r_error);
     if (!rs) return;
     expect_same_pack(*ts, *rs, b.input);
-    RC_ASSERT(tb::get_num_real_tokens(*ts) == ref::get_num_real_tokens(*rs));
-    expect_ids(tb::shard_position_ids(pos, t, rank, world), ref::shard_position_ids(ids, r, rank, world));
+    sp::same("get_num_real_tokens(*rs)", tb::get_num_real_tokens(*ts), ref::get_num_real_tokens(*rs));
+    expect_ids("shard_position_ids(ids, pack, rank, world)", tb::shard_position_ids(pos, t, rank, world),
+               ref::shard_position_ids(ids, r, rank, world));
     shards.push_back(std::move(*ts));
   }
   const tb::SequencePack whole = tb::gather_shards(shards);
-  expect_rows(whole.causal_seq, r.causal_seq, b.input);
-  expect_rows(whole.full_only_seq, r.full_only_seq, b.input);
-  RC_ASSERT(values_of<std::int64_t>(whole.causal_sample_ids) == r.causal_sample_ids);
-  RC_ASSERT(values_of<std::int64_t>(whole.full_only_sample_ids) == r.full_only_sample_ids);
+  expect_rows("gather_shards.causal_seq", whole.causal_seq, r.causal_seq, b.input);
+  expect_rows("gather_shards.full_only_seq", whole.full_only_seq, r.full_only_seq, b.input);
+  sp::same("pack.causal_sample_ids", values_of<std::int64_t>(whole.causal_sample_ids), r.causal_sample_ids);
+  sp::same("pack.full_only_sample_ids", values_of<std::int64_t>(whole.full_only_sample_ids), r.full_only_sample_ids);
 }
 
 // Argument checks name the argument.

@@ -53,6 +53,16 @@ inline void showValue(const Layout& l, std::ostream& os) {
   os << "}";
 }
 
+inline void showValue(const PadSegment& p, std::ostream& os) {
+  os << "PadSegment{causal offsets ";
+  show_detail::list(os, p.causal_seq_offsets);
+  os << " max " << p.max_causal_len << ", full offsets ";
+  show_detail::list(os, p.full_only_seq_offsets);
+  os << " max " << p.max_full_len << ", sample offsets ";
+  show_detail::list(os, p.sample_offsets);
+  os << " max " << p.max_sample_len << "}";
+}
+
 inline void showValue(const PositionIds& p, std::ostream& os) {
   os << "PositionIds{" << (p.two_dimensional ? "2-D" : "1-D") << ", axes " << p.axes << ", len " << p.len
      << ", values ";

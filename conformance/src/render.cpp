@@ -1,12 +1,15 @@
-// Readable text for packs.
-#include "print.hpp"
+// Readable text for cases and packs (render.hpp).
+#include "seqpack/conformance/render.hpp"
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
-namespace seqpack::cli {
+#include "seqpack/conformance/limits.hpp"
+#include "seqpack/conformance/protocol.hpp"
+
+namespace seqpack::conformance {
 namespace {
 
 namespace ref = seqpack::reference;
@@ -76,4 +79,46 @@ void print_pack(std::ostream& out, const ref::Pack& pack) {
   }
 }
 
-}  // namespace seqpack::cli
+ref::Rows numbered_rows(std::int64_t n) {
+  ref::Rows rows(static_cast<std::size_t>(n), 4);
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const auto v = static_cast<std::uint32_t>(r + 1);
+    std::memcpy(rows.row(r), &v, 4);
+  }
+  return rows;
+}
+
+void render_case_body(std::ostream& out, const Case& c) {
+  print_case(out, c.layout, c.options);
+  if (c.options.pad_for_cuda_graphs) {
+    out << "  marks    image " << c.marks.image_causal << "/" << c.marks.image_full << "  video "
+        << c.marks.video_causal << "/" << c.marks.video_full << " (causal/full, before the call)\n";
+  }
+  try {
+    // The size is decided before anything per token is built.
+    const CaseShape planned = plan_case(c);
+    if (const auto big = too_large(c, planned, oracle_row_limit(), c.row_bytes)) {
+      out << "  error    too_large: " << *big << "\n";
+      return;
+    }
+    ref::validate_options(c.options, c.marks);
+    ref::validate_layout(c.layout);
+    const ref::Metadata meta = ref::prepare_metadata(c.layout);
+    const ref::PackShape shape = ref::plan_pack(meta, c.rows, c.options, c.marks);
+    if (shape.causal_len + shape.full_len > kRenderRows || c.rows > kRenderRows) {
+      out << "  pack     " << shape.causal_len << " causal and " << shape.full_len
+          << " full rows: too large to render (the limit is " << kRenderRows << " rows)\n";
+      return;
+    }
+    ref::GraphMarks marks = c.marks;
+    const ref::Pack pack = ref::build_pack(numbered_rows(c.rows), c.layout, c.options, marks);
+    print_pack(out, pack);
+  } catch (const ref::Error& e) {
+    const std::string cls = ref::to_string(e.code()), what = e.what();
+    out << "  error    " << (what.rfind(cls + ":", 0) == 0 ? what : cls + ": " + what) << "\n";
+  } catch (const std::bad_alloc&) {
+    out << "  error    too large to render\n";
+  }
+}
+
+}  // namespace seqpack::conformance
