@@ -246,6 +246,15 @@ class ReferenceBuilt : public Built {
   std::unique_ptr<Built> zeros_like(std::optional<std::size_t> row_bytes) const override {
     return wrap(ref::zeros_like(pack_, row_bytes));
   }
+  ref::PositionIds shard_position_ids(const ref::PositionIds& ids, std::int64_t rank,
+                                      std::int64_t world) const override {
+    return ref::shard_position_ids(ids, pack_, rank, world);
+  }
+  std::unique_ptr<Built> gather(const std::vector<const Built*>& shards) const override {
+    std::vector<ref::Pack> packs;
+    for (const Built* b : shards) packs.push_back(b->pack());
+    return wrap(ref::gather_shards(packs));
+  }
 
  private:
   static std::unique_ptr<Built> wrap(ref::Pack p) { return std::make_unique<ReferenceBuilt>(std::move(p)); }
@@ -404,6 +413,65 @@ void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
   w.close_list();
 }
 
+// What shards keep of the whole pack (global offsets and maxima), their
+// position ids and the pack gathered back: the framework's CP utilities,
+// for each world size of cp_local.
+void cp_global(Writer& w, const Built& b, const conformance::Case& c) {
+  w.open_list();
+  const ref::PositionIds one = position_ids(c.rows, false), three = position_ids(c.rows, true);
+  for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
+    w.open().key("world_size").num(world);
+    std::vector<std::unique_ptr<Built>> shards;
+    try {
+      for (std::int64_t r = 0; r < world; ++r) shards.push_back(b.shard(r, world));
+    } catch (const ref::Error& e) {
+      if (e.code() != ref::Errc::not_divisible) throw;
+      w.key("error").str(ref::to_string(e.code())).close();
+      continue;
+    }
+    w.key("shards").open_list();
+    for (std::int64_t r = 0; r < world; ++r) {
+      const ref::Pack& p = shards[static_cast<std::size_t>(r)]->pack();
+      const ref::Metadata& m = *p.meta;
+      w.open().key("causal_seq_offsets").ints(m.causal_seq_offsets).key("full_only_seq_offsets");
+      w.ints(m.full_only_seq_offsets).key("sample_offsets").ints(m.sample_offsets);
+      w.key("max_lens").list(std::vector<std::int64_t>{m.max_causal_len, m.max_full_len, m.max_sample_len});
+      w.key("pad_segment");
+      if (p.pad_segment) {
+        const ref::PadSegment& ps = *p.pad_segment;
+        w.open().key("causal_seq_offsets").ints(ps.causal_seq_offsets).key("full_only_seq_offsets");
+        w.ints(ps.full_only_seq_offsets).key("sample_offsets").ints(ps.sample_offsets);
+        w.key("max_lens").list(std::vector<std::int64_t>{ps.max_causal_len, ps.max_full_len, ps.max_sample_len});
+        w.close();
+      } else {
+        w.null();
+      }
+      w.key("position_ids");
+      position_list(w, b.shard_position_ids(one, r, world));
+      w.key("position_ids_3d");
+      position_list(w, b.shard_position_ids(three, r, world));
+      w.close();
+    }
+    w.close_list();
+    std::vector<const Built*> parts;
+    for (const auto& s : shards) parts.push_back(s.get());
+    // A refused gather is the error class (the reference never refuses its own shards).
+    std::unique_ptr<Built> whole;
+    const std::string refused = class_of([&] { whole = b.gather(parts); });
+    w.key("gathered");
+    if (!whole) {
+      w.str(refused).close();
+      continue;
+    }
+    const ref::Pack& g = whole->pack();
+    w.open().key("causal_rows").ints(row_names(g.causal_seq));
+    w.key("full_only_rows").ints(row_names(g.full_only_seq)).key("causal_sample_ids").ints(g.causal_sample_ids);
+    w.key("full_only_sample_ids").ints(g.full_only_sample_ids).close();
+    w.close();
+  }
+  w.close_list();
+}
+
 // The views a result carries beyond the first protocol's, each on a fresh
 // build where the view changes the pack.
 void more_views(Writer& w, const Implementation& impl, const Built& b, const conformance::Case& c,
@@ -465,6 +533,10 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, const con
   if (wants(views, "cp_local")) {
     w.key("cp_local");
     cp_local(w, b, c);
+  }
+  if (wants(views, "cp_global")) {
+    w.key("cp_global");
+    cp_global(w, b, c);
   }
   if (wants(views, "metadata_reuse")) {
     ref::GraphMarks m = c.marks;
@@ -699,7 +771,7 @@ std::int64_t oracle_row_limit() { return g_row_limit; }
 const std::vector<std::string>& oracle_views() {
   static const std::vector<std::string> views = {"all_seq_padded", "cp_shards", "getters",    "position_ids",
                                                  "setters",        "derived",   "cp_local",   "metadata_reuse",
-                                                 "payload",        "session",   "error_marks"};
+                                                 "payload",        "session",   "error_marks", "cp_global"};
   return views;
 }
 
@@ -728,6 +800,10 @@ std::unique_ptr<Built> Built::from_mode_splits(const ref::Rows&, const ref::Rows
 std::unique_ptr<Built> Built::from_und_gen_splits(const ref::Rows&, const ref::Rows&) const {
   unsupported("from_und_gen_splits");
 }
+ref::PositionIds Built::shard_position_ids(const ref::PositionIds&, std::int64_t, std::int64_t) const {
+  unsupported("shard_position_ids");
+}
+std::unique_ptr<Built> Built::gather(const std::vector<const Built*>&) const { unsupported("gather_shards"); }
 std::unique_ptr<Built> Built::zeros_like(std::optional<std::size_t>) const { unsupported("zeros_like"); }
 
 std::unique_ptr<Built> Implementation::build_prepared(const ref::Rows&, const conformance::Case&, ref::GraphMarks&,

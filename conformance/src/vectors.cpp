@@ -281,13 +281,20 @@ std::vector<Vector> make_vectors() {
     fault("precedence-overflow-pairing", c, "overflow", "overflow_mark");
   }
   // Generated cases of both profiles, small enough to keep the file readable.
+  // The size is judged on the views of vector format 2 as first published, so
+  // that a view added since (cp_global) extends the expected results without
+  // changing which cases are vectors.
+  std::vector<std::string> sizing_views;
+  for (const auto& v : oracle_views()) {
+    if (v != "cp_global") sizing_views.push_back(v);
+  }
   for (const auto profile : {sp::Profile::packer, sp::Profile::strict}) {
     const auto gen = sp::gen_case(profile);
     int taken = 0;
     for (std::uint64_t seed = 1; taken < 140; ++seed) {
       sp::Case c = gen(rc::Random(seed * 7919), 100).value();
       // Keep the file reviewable: no case whose result passes 16 KB.
-      if (c.rows > 3000 || c.rows < 0 || result_line(c, "x", oracle_views()).size() > 16384) continue;
+      if (c.rows > 3000 || c.rows < 0 || result_line(c, "x", sizing_views).size() > 16384) continue;
       add(std::string(profile == sp::Profile::packer ? "packer-" : "strict-") + std::to_string(seed), c);
       ++taken;
     }
@@ -298,6 +305,7 @@ std::vector<Vector> make_vectors() {
   for (auto& [id, c] : cases) {
     // Every view while the result stays reviewable; the pack alone beyond.
     std::string expect = result_line(c, id, oracle_views());
+    if (expect.size() > kMaxVectorViewBytes) expect = result_line(c, id, sizing_views);
     if (expect.size() > kMaxVectorViewBytes) expect = result_line(c, id, {"error_marks"});
     out.push_back({id, c, std::move(expect), {}});
   }

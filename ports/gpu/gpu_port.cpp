@@ -45,7 +45,17 @@ class GpuBuilt : public sc::Built {
     return {gpu::to_host(a.seq), std::move(a.offsets), a.max_len};
   }
   std::unique_ptr<sc::Built> shard(std::int64_t rank, std::int64_t world) const override {
-    return wrap(gpu::shard_pack(device_, rank, world));
+    // The shard's metadata as the device holds it (cp_global compares its offsets).
+    return std::make_unique<GpuBuilt>(gpu::shard_pack(device_, rank, world), nullptr);
+  }
+  ref::PositionIds shard_position_ids(const ref::PositionIds& ids, std::int64_t rank,
+                                      std::int64_t world) const override {
+    return gpu::to_host(gpu::shard_position_ids(gpu::to_device(ids), device_, rank, world));
+  }
+  std::unique_ptr<sc::Built> gather(const std::vector<const sc::Built*>& shards) const override {
+    std::vector<gpu::DevicePack> packs;
+    for (const sc::Built* b : shards) packs.push_back(dynamic_cast<const GpuBuilt&>(*b).clone());
+    return std::make_unique<GpuBuilt>(gpu::gather_shards(packs), nullptr);
   }
   ref::Rows und_seq() const override { return gpu::to_host(device_.causal_seq); }
   ref::Rows gen_seq() const override { return gpu::to_host(device_.full_only_seq); }
@@ -105,6 +115,13 @@ class GpuBuilt : public sc::Built {
 
  private:
   std::unique_ptr<sc::Built> wrap(gpu::DevicePack d) const { return std::make_unique<GpuBuilt>(std::move(d), meta_); }
+  gpu::DevicePack clone() const {
+    gpu::DevicePack out = copy();
+    out.causal_seq = {device_.causal_seq.rows, device_.causal_seq.row_bytes, gpu::clone(device_.causal_seq.bytes)};
+    out.full_only_seq = {device_.full_only_seq.rows, device_.full_only_seq.row_bytes,
+                         gpu::clone(device_.full_only_seq.bytes)};
+    return out;
+  }
   gpu::DevicePack copy() const {
     gpu::DevicePack out;
     out.meta = device_.meta;

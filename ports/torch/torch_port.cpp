@@ -110,7 +110,17 @@ class TorchBuilt : public sc::Built {
     return {rows_of(seq, row_bytes_), values_of<std::int32_t>(offsets), static_cast<std::int32_t>(max_len)};
   }
   std::unique_ptr<sc::Built> shard(std::int64_t rank, std::int64_t world) const override {
-    return wrap(tb::shard_pack(pack_, rank, world));
+    // The shard's metadata as the binding reports it (cp_global compares its offsets).
+    return std::make_unique<TorchBuilt>(tb::shard_pack(pack_, rank, world), layout(), row_bytes_);
+  }
+  ref::PositionIds shard_position_ids(const ref::PositionIds& ids, std::int64_t rank,
+                                      std::int64_t world) const override {
+    return ids_of(tb::shard_position_ids(ids_tensor(ids), pack_, rank, world));
+  }
+  std::unique_ptr<sc::Built> gather(const std::vector<const sc::Built*>& shards) const override {
+    std::vector<tb::SequencePack> packs;
+    for (const sc::Built* b : shards) packs.push_back(dynamic_cast<const TorchBuilt&>(*b).pack_);
+    return std::make_unique<TorchBuilt>(tb::gather_shards(packs), layout(), row_bytes_);
   }
   ref::Rows und_seq() const override { return rows_of(tb::get_und_seq(pack_), row_bytes_); }
   ref::Rows gen_seq() const override { return rows_of(tb::get_gen_seq(pack_), row_bytes_); }
@@ -157,6 +167,13 @@ class TorchBuilt : public sc::Built {
  private:
   std::unique_ptr<sc::Built> wrap(tb::SequencePack p) const {
     return std::make_unique<TorchBuilt>(std::move(p), meta_, row_bytes_);
+  }
+  ref::Layout layout() const {
+    ref::Layout l;
+    l.sample_lens = meta_->sample_lens;
+    l.split_lens = meta_->split_lens;
+    for (const ref::AttnMode m : meta_->attn_modes) l.attn_modes.push_back(m == ref::AttnMode::causal ? "causal" : "full");
+    return l;
   }
   sc::PaddedStream padded(const std::tuple<at::Tensor, at::Tensor, std::int64_t>& t) const {
     return {rows_of(std::get<0>(t), row_bytes_), values_of<std::int32_t>(std::get<1>(t)),

@@ -38,6 +38,9 @@ enum class Fault {
   payload_float32,          // rows go through float32
   marks_reset,              // a session's marks restart from zero each call
   error_raises_marks,       // a failed build keeps the marks it raised
+  shard_max_local,          // a shard's metadata holds a changed maximum (not the global one)
+  shard_ids_rank0,          // shard_position_ids gives rank 0's slice to every rank
+  gather_reversed,          // gather_shards puts the ranks in reverse order
 };
 
 class FaultyBuilt : public sc::Built {
@@ -52,7 +55,22 @@ class FaultyBuilt : public sc::Built {
       s.num_full_tokens_local = p_.meta->num_full_tokens;
     }
     if (f_ == Fault::shard_sample_ids && !s.causal_sample_ids.empty()) s.causal_sample_ids[0] += 1;
+    if (f_ == Fault::shard_max_local) {
+      auto m = std::make_shared<ref::Metadata>(*s.meta);
+      m->max_sample_len += 1;
+      s.meta = std::move(m);
+    }
     return wrap(std::move(s));
+  }
+  ref::PositionIds shard_position_ids(const ref::PositionIds& ids, std::int64_t r, std::int64_t w) const override {
+    return ref::shard_position_ids(ids, p_, f_ == Fault::shard_ids_rank0 ? 0 : r, w);
+  }
+  std::unique_ptr<sc::Built> gather(const std::vector<const sc::Built*>& shards) const override {
+    std::vector<ref::Pack> packs;
+    for (const sc::Built* b : shards) packs.push_back(b->pack());
+    for (auto& q : packs) q.meta = p_.meta;  // shard_max_local's shards gather as the pack's own
+    if (f_ == Fault::gather_reversed) std::reverse(packs.begin(), packs.end());
+    return wrap(ref::gather_shards(packs));
   }
   ref::Rows und_seq() const override { return f_ == Fault::und_seq_is_gen ? p_.full_only_seq : p_.causal_seq; }
   ref::Rows gen_seq() const override { return ref::get_gen_seq(p_); }
@@ -199,6 +217,9 @@ TEST(Views, EachViewConvictsItsFault) {
       {Fault::prepared_ignores_splits, "views.metadata_reuse.mismatching_splits"},
       {Fault::payload_canonical_nan, "views.payload"},
       {Fault::payload_float32, "views.payload"},
+      {Fault::shard_max_local, "views.cp_global[0].shards[0].max_lens"},
+      {Fault::shard_ids_rank0, "views.cp_global[0].shards[1].position_ids"},
+      {Fault::gather_reversed, "views.cp_global[0].gathered"},
   };
   for (const auto& [fault, where] : cases) {
     const std::string d = difference(fault);

@@ -72,6 +72,12 @@ class Built {
   virtual std::unique_ptr<Built> from_und_gen_splits(const reference::Rows& und, const reference::Rows& gen) const;
   /// `row_bytes`: the original's shape (-1, ...) as a row width.
   virtual std::unique_ptr<Built> zeros_like(std::optional<std::size_t> row_bytes) const;
+  /// The framework's CP utilities (NOTES.md section 8; the cp_global view):
+  /// the rank's slice of position ids, and the pack gathered back from
+  /// every rank's shard (each made by this implementation's shard()).
+  virtual reference::PositionIds shard_position_ids(const reference::PositionIds& ids, std::int64_t rank,
+                                                    std::int64_t world_size) const;
+  virtual std::unique_ptr<Built> gather(const std::vector<const Built*>& shards) const;
 };
 
 /// An implementation under conformance: builds a case's pack. Rows are the
