@@ -18,10 +18,10 @@ using Clock = std::chrono::steady_clock;
 
 // The property running now (check_property is not reentrant).
 struct Run {
-  std::optional<Case> current;          // the case the body recorded
-  std::optional<Case> failing;          // the last failing case: the shrunk one at the end
-  std::string failing_difference;       // and its message
-  std::string pending_difference;       // fail()'s message, until the failure is recorded
+  std::optional<Case> current;     // the case the body recorded
+  std::optional<Case> failing;     // the last failing case: the shrunk one at the end
+  std::string failing_difference;  // and its message
+  std::string pending_difference;  // fail()'s message, until the failure is recorded
   std::optional<Clock::time_point> first_failure;
   bool stopped = false;
 };
@@ -127,7 +127,8 @@ std::string difference(const std::string& field, const ref::Rows& got, const ref
       const std::size_t from = b - b % 16;
       os << field << "[" << r << "]: row " << r << " differs at byte " << b << ": expected "
          << hex(expected.row(r), width, from) << zero_note(expected.row(r), width) << ", got "
-         << hex(got.row(r), width, from) << zero_note(got.row(r), width) << (from ? " (bytes from " + std::to_string(from) + ")" : "");
+         << hex(got.row(r), width, from) << zero_note(got.row(r), width)
+         << (from ? " (bytes from " + std::to_string(from) + ")" : "");
       return os.str();
     }
   }
@@ -160,8 +161,7 @@ bool check_property(const std::string& name, const std::function<void()>& body, 
   const auto property = [&] {
     // Past the shrink budget every candidate passes at once, unrun: RapidCheck
     // then keeps the smallest failing case found so far.
-    if (run.first_failure &&
-        std::chrono::duration<double>(Clock::now() - *run.first_failure).count() > budget) {
+    if (run.first_failure && std::chrono::duration<double>(Clock::now() - *run.first_failure).count() > budget) {
       run.stopped = true;
       return;
     }
@@ -200,8 +200,7 @@ bool check_property(const std::string& name, const std::function<void()>& body, 
     f.cases_passed = failed.numSuccess;
     f.shrinks = listener.shrinks;
     f.shrinking_stopped = run.stopped;
-    f.shrink_seconds =
-        run.first_failure ? std::chrono::duration<double>(Clock::now() - *run.first_failure).count() : 0;
+    f.shrink_seconds = run.first_failure ? std::chrono::duration<double>(Clock::now() - *run.first_failure).count() : 0;
     f.difference = run.failing_difference.empty() ? failed.description : run.failing_difference;
     out << name << ": FAIL after " << f.cases_passed << " passing cases; shrunk " << f.shrinks << " times in "
         << std::fixed << std::setprecision(1) << f.shrink_seconds << " s"
@@ -218,8 +217,8 @@ bool check_property(const std::string& name, const std::function<void()>& body, 
       std::ofstream file(f.case_file);
       file << f.case_json << "\n";
       if (!file) f.case_file = "(not written: " + f.case_file + " is not writable)";
-      out << "  case: " << f.case_json << "\n  the reference's pack of that case:\n" << f.rendering
-          << "  case file: " << f.case_file << "\n    replay: seqpack replay " << f.case_file
+      out << "  case: " << f.case_json << "\n  the reference's pack of that case:\n"
+          << f.rendering << "  case file: " << f.case_file << "\n    replay: seqpack replay " << f.case_file
           << " --port CMD   (or property_replay " << f.case_file << ")\n";
     } else {
       out << "  (the property recorded no case: it fails before track())\n"

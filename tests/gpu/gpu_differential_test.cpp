@@ -503,9 +503,11 @@ SEQPACK_PROPERTY(GpuDifferential, PositionIdsMatchTheReference) {
     ids.values = sp::seeded_values(ids.axes * ids.len);
     const gpu::DevicePositionIds d = gpu::to_device(ids);
     poison();
-    sp::same("get_und_position_ids(ids, pack)", gpu::to_host(gpu::get_und_position_ids(d, g)), ref::get_und_position_ids(ids, r));
+    sp::same("get_und_position_ids(ids, pack)", gpu::to_host(gpu::get_und_position_ids(d, g)),
+             ref::get_und_position_ids(ids, r));
     poison();
-    sp::same("get_gen_position_ids(ids, pack)", gpu::to_host(gpu::get_gen_position_ids(d, g)), ref::get_gen_position_ids(ids, r));
+    sp::same("get_gen_position_ids(ids, pack)", gpu::to_host(gpu::get_gen_position_ids(d, g)),
+             ref::get_gen_position_ids(ids, r));
     const std::int64_t world = c.options.cp_world_size;
     for (std::int64_t rank = 0; rank < world; ++rank) {
       std::optional<ref::PositionIds> rs;
@@ -563,7 +565,8 @@ SEQPACK_PROPERTY(GpuDifferential, EveryEntryPointRunsOnTheCallersStream) {
     poison();
     const auto meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(c.layout, s));
     sp::same("meta.causal_indices", gpu::to_host_vector(meta->causal_indices, s), r.meta->causal_indices);
-    sp::same("meta.full_only_sample_ids", gpu::to_host_vector(meta->full_only_sample_ids, s), r.meta->full_only_sample_ids);
+    sp::same("meta.full_only_sample_ids", gpu::to_host_vector(meta->full_only_sample_ids, s),
+             r.meta->full_only_sample_ids);
     poison();
     // The input rows die as build_pack returns: freed on s after its work.
     gpu::DevicePack g = gpu::build_pack(gpu::to_device(rows, s), c.layout, c.options, gm, meta, s);
@@ -585,18 +588,22 @@ SEQPACK_PROPERTY(GpuDifferential, EveryEntryPointRunsOnTheCallersStream) {
     sp::same("pack.full_only_seq", gpu::to_host(g.full_only_seq, s), r.full_only_seq);
     poison();
     const gpu::DevicePack gf = gpu::from_all_seq(gpu::to_device(value, s), g, s);
-    sp::same("from_all_seq(value, pack).full_only_seq", gpu::to_host(gf.full_only_seq, s), ref::from_all_seq(value, r).full_only_seq);
+    sp::same("from_all_seq(value, pack).full_only_seq", gpu::to_host(gf.full_only_seq, s),
+             ref::from_all_seq(value, r).full_only_seq);
     poison();
-    sp::same("zeros_like(pack, 5).causal_seq", gpu::to_host(gpu::zeros_like(g, 5, s).causal_seq, s), ref::zeros_like(r, 5).causal_seq);
+    sp::same("zeros_like(pack, 5).causal_seq", gpu::to_host(gpu::zeros_like(g, 5, s).causal_seq, s),
+             ref::zeros_like(r, 5).causal_seq);
     const std::int64_t world = c.options.cp_world_size;
     ref::PositionIds ids{true, 3, static_cast<std::size_t>(c.rows), {}};
     ids.values = sp::seeded_values(ids.axes * ids.len);
     const gpu::DevicePositionIds d = gpu::to_device(ids, s);
     sp::same("position ids through the device", gpu::to_host(d, s), ids);
     poison();
-    sp::same("get_und_position_ids(ids, pack)", gpu::to_host(gpu::get_und_position_ids(d, g, s), s), ref::get_und_position_ids(ids, r));
+    sp::same("get_und_position_ids(ids, pack)", gpu::to_host(gpu::get_und_position_ids(d, g, s), s),
+             ref::get_und_position_ids(ids, r));
     poison();
-    sp::same("get_gen_position_ids(ids, pack)", gpu::to_host(gpu::get_gen_position_ids(d, g, s), s), ref::get_gen_position_ids(ids, r));
+    sp::same("get_gen_position_ids(ids, pack)", gpu::to_host(gpu::get_gen_position_ids(d, g, s), s),
+             ref::get_gen_position_ids(ids, r));
     std::vector<gpu::DevicePack> shards;
     for (std::int64_t rank = 0; rank < world; ++rank) {
       std::optional<ref::Pack> rs;
@@ -606,7 +613,8 @@ SEQPACK_PROPERTY(GpuDifferential, EveryEntryPointRunsOnTheCallersStream) {
       sp::same("refusal", g_error, r_error);
       if (!rs) return;
       sp::same("shard.causal_seq", gpu::to_host(shards.back().causal_seq, s), rs->causal_seq);
-      sp::same("shard_position_ids(ids, pack, rank, world)", gpu::to_host(gpu::shard_position_ids(d, g, rank, world, s), s),
+      sp::same("shard_position_ids(ids, pack, rank, world)",
+               gpu::to_host(gpu::shard_position_ids(d, g, rank, world, s), s),
                ref::shard_position_ids(ids, r, rank, world));
     }
     poison();

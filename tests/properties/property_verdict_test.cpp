@@ -2,14 +2,14 @@
 // property names the first differing field with both values, prints the
 // shrunk case as JSON and its rendering, saves a case file that reads back,
 // and stops shrinking at its budget.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
-
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -43,17 +43,19 @@ class Env {
 };
 
 std::string temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("seqpack-verdict-" + name + "-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("seqpack-verdict-" + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   return dir.string();
 }
 
 TEST(PropertyVerdict, DifferencesNameTheFirstDifferingIndexWithBothValues) {
-  EXPECT_EQ(sp::difference("meta.sample_offsets", std::vector<std::int32_t>{0, 3, 7}, std::vector<std::int32_t>{0, 3, 8}),
-            "meta.sample_offsets[2]: expected 8, got 7");
-  EXPECT_EQ(sp::difference("pack.causal_sample_ids", std::vector<std::int64_t>{1, 2},
-                           std::vector<std::int64_t>{1, 2, 2}),
-            "pack.causal_sample_ids: expected 3 entries, got 2 (the first 2 agree)");
+  EXPECT_EQ(
+      sp::difference("meta.sample_offsets", std::vector<std::int32_t>{0, 3, 7}, std::vector<std::int32_t>{0, 3, 8}),
+      "meta.sample_offsets[2]: expected 8, got 7");
+  EXPECT_EQ(
+      sp::difference("pack.causal_sample_ids", std::vector<std::int64_t>{1, 2}, std::vector<std::int64_t>{1, 2, 2}),
+      "pack.causal_sample_ids: expected 3 entries, got 2 (the first 2 agree)");
   EXPECT_EQ(sp::difference("ids", std::vector<std::int64_t>{5, 9}, std::vector<std::int64_t>{5, 6, 7}),
             "ids[1]: expected 6, got 9 (and 3 entries expected, 2 got)");
   EXPECT_EQ(sp::difference("meta.max_causal_len", std::int32_t{4}, std::int32_t{5}),
@@ -84,7 +86,8 @@ TEST(PropertyVerdict, DifferencesNameTheFirstDifferingIndexWithBothValues) {
 
   const ref::PositionIds a{false, 1, 3, {1, 2, 3}}, b{false, 1, 3, {1, 2, 4}}, c{true, 3, 1, {1, 2, 3}};
   EXPECT_EQ(sp::difference("ids", a, b), "ids.values[2]: expected 4, got 3");
-  EXPECT_NE(sp::difference("ids", c, a).find("expected PositionIds{1-D"), std::string::npos) << sp::difference("ids", c, a);
+  EXPECT_NE(sp::difference("ids", c, a).find("expected PositionIds{1-D"), std::string::npos)
+      << sp::difference("ids", c, a);
 }
 
 // A property that reports a wrong causal stream (its last row's first byte
@@ -124,9 +127,10 @@ TEST(PropertyVerdict, AFailurePrintsTheFieldTheCaseItsRenderingAndSavesACaseFile
   saved << file.rdbuf();
   EXPECT_EQ(sp::to_json(sp::case_from_json(saved.str())), sp::to_json(shrunk));
   // All of it printed, with a short reproduce line instead of RapidCheck's.
-  for (const std::string& part : std::vector<std::string>{"Planted.WrongLastCausalRow: FAIL after ", "  difference: pack.causal_seq[",
-                                  "  case: {", "  the reference's pack of that case:\n  layout",
-                                  "    replay: seqpack replay " + f->case_file, "RC_PARAMS=\"seed="}) {
+  for (const std::string& part :
+       std::vector<std::string>{"Planted.WrongLastCausalRow: FAIL after ", "  difference: pack.causal_seq[",
+                                "  case: {", "  the reference's pack of that case:\n  layout",
+                                "    replay: seqpack replay " + f->case_file, "RC_PARAMS=\"seed="}) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing \"" << part << "\" in:\n" << text;
   }
   EXPECT_EQ(text.find("reproduce=", 0), std::string::npos) << text;

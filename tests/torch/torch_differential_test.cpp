@@ -82,7 +82,8 @@ void expect_same_pack(const tb::SequencePack& t, const ref::Pack& r, const at::T
   RC_ASSERT(t.meta.causal_sample_ids().scalar_type() == at::kLong);
   sp::same("meta.sample_offsets", values_of<std::int32_t>(t.meta.sample_offsets()), m.sample_offsets);
   sp::same("meta.causal_seq_offsets", values_of<std::int32_t>(t.meta.causal_seq_offsets()), m.causal_seq_offsets);
-  sp::same("meta.full_only_seq_offsets", values_of<std::int32_t>(t.meta.full_only_seq_offsets()), m.full_only_seq_offsets);
+  sp::same("meta.full_only_seq_offsets", values_of<std::int32_t>(t.meta.full_only_seq_offsets()),
+           m.full_only_seq_offsets);
   sp::same("meta.causal_indices", values_of<std::int32_t>(t.meta.causal_indices()), m.causal_indices);
   sp::same("meta.full_indices", values_of<std::int32_t>(t.meta.full_indices()), m.full_indices);
   sp::same("meta.causal_sample_ids", values_of<std::int64_t>(t.meta.causal_sample_ids()), m.causal_sample_ids);

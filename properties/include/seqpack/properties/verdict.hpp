@@ -54,7 +54,8 @@ std::string difference(const std::string& field, const std::vector<T>& got, cons
   os << field;
   if (i < got.size() && i < expected.size()) {
     os << "[" << i << "]: expected " << rc::toString(expected[i]) << ", got " << rc::toString(got[i]);
-    if (got.size() != expected.size()) os << " (and " << expected.size() << " entries expected, " << got.size() << " got)";
+    if (got.size() != expected.size())
+      os << " (and " << expected.size() << " entries expected, " << got.size() << " got)";
   } else {
     os << ": expected " << expected.size() << " entries, got " << got.size() << " (the first " << i << " agree)";
   }
@@ -119,11 +120,11 @@ bool check_property(const std::string& name, const std::function<void()>& body, 
 /// A GoogleTest test that runs the function body following the macro with
 /// check_property (include gtest/gtest.h first):
 ///   SEQPACK_PROPERTY(GpuDifferential, PositionIdsMatchTheReference) { ... }
-#define SEQPACK_PROPERTY(Suite, Name)                                                                          \
-  static void seqpack_property_##Suite##_##Name();                                                            \
-  TEST(Suite, Name) {                                                                                         \
-    EXPECT_TRUE(                                                                                              \
+#define SEQPACK_PROPERTY(Suite, Name)                                                                           \
+  static void seqpack_property_##Suite##_##Name();                                                              \
+  TEST(Suite, Name) {                                                                                           \
+    EXPECT_TRUE(                                                                                                \
         ::seqpack::properties::check_property(#Suite "." #Name, &seqpack_property_##Suite##_##Name, std::cout)) \
-        << #Suite "." #Name " failed: its report is above";                                                   \
-  }                                                                                                           \
+        << #Suite "." #Name " failed: its report is above";                                                     \
+  }                                                                                                             \
   static void seqpack_property_##Suite##_##Name()
