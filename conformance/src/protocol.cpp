@@ -252,6 +252,7 @@ class ReferenceBuilt : public Built {
   }
   std::unique_ptr<Built> gather(const std::vector<const Built*>& shards) const override {
     std::vector<ref::Pack> packs;
+    packs.reserve(shards.size());
     for (const Built* b : shards) packs.push_back(b->pack());
     return wrap(ref::gather_shards(packs));
   }
@@ -454,6 +455,7 @@ void cp_global(Writer& w, const Built& b, const conformance::Case& c) {
     }
     w.close_list();
     std::vector<const Built*> parts;
+    parts.reserve(shards.size());
     for (const auto& s : shards) parts.push_back(s.get());
     // A refused gather is the error class (the reference never refuses its own shards).
     std::unique_ptr<Built> whole;
