@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/case_json.hpp"
+#include "seqpack/conformance/render.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace seqpack::conformance {
@@ -170,16 +171,6 @@ class Writer {
 
 thread_local std::unique_ptr<char[]> Writer::pool_;
 thread_local std::size_t Writer::pool_cap_ = 0;
-
-// Row r of the packed sequence holds r + 1; 0 marks padding.
-ref::Rows self_naming_rows(std::int64_t n) {
-  ref::Rows rows(static_cast<std::size_t>(n), 4);
-  for (std::size_t r = 0; r < rows.rows(); ++r) {
-    const auto v = static_cast<std::uint32_t>(r + 1);
-    std::memcpy(rows.row(r), &v, 4);
-  }
-  return rows;
-}
 
 // The packed row each row of a self-naming buffer holds (-1: padding), read
 // in place as the writer walks it.
@@ -378,18 +369,25 @@ std::vector<std::int64_t> local_world_sizes(std::int64_t cp) {
   return w;
 }
 
+// Every rank's shard of `b` into `shards`; when a stream does not divide by
+// `world`, writes `"error": "not_divisible"`, closes the entry and returns false.
+bool shard_all(Writer& w, const Built& b, std::int64_t world, std::vector<std::unique_ptr<Built>>& shards) {
+  try {
+    for (std::int64_t r = 0; r < world; ++r) shards.push_back(b.shard(r, world));
+  } catch (const ref::Error& e) {
+    if (e.code() != ref::Errc::not_divisible) throw;
+    w.key("error").str(ref::to_string(e.code())).close();
+    return false;
+  }
+  return true;
+}
+
 void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
   w.open_list();
   for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
     w.open().key("world_size").num(world);
     std::vector<std::unique_ptr<Built>> shards;
-    try {
-      for (std::int64_t r = 0; r < world; ++r) shards.push_back(b.shard(r, world));
-    } catch (const ref::Error& e) {
-      if (e.code() != ref::Errc::not_divisible) throw;
-      w.key("error").str(ref::to_string(e.code())).close();
-      continue;
-    }
+    if (!shard_all(w, b, world, shards)) continue;
     w.key("shards").open_list();
     for (const auto& local : shards) {
       const ref::Pack& p = local->pack();
@@ -423,13 +421,7 @@ void cp_global(Writer& w, const Built& b, const conformance::Case& c) {
   for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
     w.open().key("world_size").num(world);
     std::vector<std::unique_ptr<Built>> shards;
-    try {
-      for (std::int64_t r = 0; r < world; ++r) shards.push_back(b.shard(r, world));
-    } catch (const ref::Error& e) {
-      if (e.code() != ref::Errc::not_divisible) throw;
-      w.key("error").str(ref::to_string(e.code())).close();
-      continue;
-    }
+    if (!shard_all(w, b, world, shards)) continue;
     w.key("shards").open_list();
     for (std::int64_t r = 0; r < world; ++r) {
       const ref::Pack& p = shards[static_cast<std::size_t>(r)]->pack();
@@ -609,7 +601,7 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
     if (!rejected) {
       if (const auto big = too_large(c, shape, oracle_row_limit(), 4)) return failed("too_large", "too_large: " + *big);
     }
-    const ref::Rows rows = self_naming_rows(c.rows);
+    const ref::Rows rows = numbered_rows(c.rows);
     const std::unique_ptr<Built> built = impl.build(rows, c, after);
     const ref::Pack& p = built->pack();
     const ref::Metadata& m = *p.meta;
