@@ -172,8 +172,7 @@ class TorchBuilt : public sc::Built {
     ref::Layout l;
     l.sample_lens = meta_->sample_lens;
     l.split_lens = meta_->split_lens;
-    for (const ref::AttnMode m : meta_->attn_modes)
-      l.attn_modes.push_back(m == ref::AttnMode::causal ? "causal" : "full");
+    for (const ref::AttnMode m : meta_->attn_modes) l.attn_modes.push_back(ref::to_string(m));
     return l;
   }
   sc::PaddedStream padded(const std::tuple<at::Tensor, at::Tensor, std::int64_t>& t) const {
