@@ -400,7 +400,7 @@ class Runner {
         if (!in_shard(++index)) continue;
         batch.push_back({v.id, v.c, v.expect, true, v.steps});
         ++vectors_;
-        if (batch.size() == kBatch) run_batch(batch);
+        if (batch.size() >= batch_size_) run_batch(batch);
       }
       run_batch(batch);
       finish_in_flight();
@@ -425,7 +425,7 @@ class Runner {
           sp::Case c = gen(rc::Random(seed), 100).value();
           batch.push_back({id, c, "", false, {}});  // expected result computed while the port works
         }
-        if (batch.size() == kBatch) run_batch(batch);
+        if (batch.size() >= batch_size_) run_batch(batch);
       }
       run_batch(batch);
     }
@@ -437,6 +437,11 @@ class Runner {
 
  private:
   static constexpr std::size_t kBatch = 256;
+  // Batches start small and double up to kBatch: the first cases come back
+  // after a few answers (a slow port's first verdict does not wait for 256 of
+  // them), and a long run still pipelines whole batches.
+  static constexpr std::size_t kFirstBatch = 4;
+  std::size_t batch_size_ = kFirstBatch;
   /// One random case in this many is a session, when the port declares sessions.
   static constexpr std::int64_t kSessionEvery = 16;
 
@@ -516,6 +521,7 @@ class Runner {
     if (batch.empty()) return;
     in_flight_ = std::move(batch);
     batch.clear();
+    batch_size_ = std::min(kBatch, 2 * batch_size_);
     std::vector<std::string> lines;
     lines.reserve(in_flight_.size());
     for (Pending& p : in_flight_) {
@@ -623,7 +629,8 @@ class Runner {
       // One block per new fault as soon as it is seen (its first member,
       // unshrunk); the shrunk smallest member follows at the end.
       out_ << "FAIL " << p.id << " [" << cat << "] group " << groups_.size() << ": " << sig << " (after "
-           << seconds_text(it->second.first_s) << " s)\n  first difference: " << diff << "\n";
+           << seconds_text(it->second.first_s) << " s)\n  first difference: " << diff << "\n"
+           << std::flush;  // seen as it is found, also by a log or a script reading a pipe
       if (o_.max_failures > 0 && static_cast<std::int64_t>(groups_.size()) >= o_.max_failures) stop_ = true;
     }
     Group& g = it->second;

@@ -280,6 +280,30 @@ std::vector<Vector> make_vectors() {
     c.marks.video_full = 2147483648LL;
     fault("precedence-overflow-pairing", c, "overflow", "overflow_mark");
   }
+  // Und indexes out of order (the spec takes them as a set, NOTES.md 4.1):
+  // a valid list reversed, then each und fault at the front or the middle of
+  // an unordered list, where a port that checks neighbours or the last index
+  // only misses it.
+  {
+    sp::Case c = make({7, 6}, kPairs2, {3, 4, 2, 4});  // und rows 0-2 and 7-8
+    c.layout.und_token_indexes = {8, 7, 2, 1, 0};
+    c.options = {3, true, false, 1, 1, true};
+    add("und-unordered-reversed", c);
+    c.layout.und_token_indexes = {7, 0, 8, 1, 2};
+    c.options = {1, false, true, 4, 4, false};
+    add("und-unordered-interleaved", c);
+    const auto fault = [&](const std::string& id, sp::Case e, const char* error, const char* name) {
+      e.expect_error = error;
+      e.fault = name;
+      add("error-und-unordered-" + id, e);
+    };
+    c.layout.und_token_indexes = {7, 0, 8, 1, 0, 2};
+    fault("repeated", c, "invalid_layout", "und_repeated");
+    c.layout.und_token_indexes = {13, 8, 7, 2, 1, 0};
+    fault("out_of_range", c, "invalid_layout", "und_out_of_range");
+    c.layout.und_token_indexes = {8, 3, 7, 0};
+    fault("in_full", c, "und_token_in_full_split", "und_in_full");
+  }
   // Generated cases of both profiles, small enough to keep the file readable.
   // The size is judged on the views of vector format 2 as first published, so
   // that a view added since (cp_global) extends the expected results without

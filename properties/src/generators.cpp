@@ -25,6 +25,37 @@ Wide wide_sum(const I64& v) {
 // True `yes` times in `yes + no`.
 bool coin(int yes, int no) { return *gen::weightedElement<bool>({{yes, true}, {no, false}}); }
 
+// The spec treats the und indexes as a set (NOTES.md 4.1): one case in four
+// sends them out of order, reversed or odd positions first, so that a port
+// that assumes ascending indexes (refuses them, or checks range or repeats on
+// neighbours only) is seen. Both orders are fixed permutations, so a fault
+// planted at the list's end moves to its front or middle. The choice is a
+// hash of the layout, not a draw: every other field of a seed's case stays
+// as it was, so the golden vectors keep their cases (only the order of some
+// und lists changed) and the mutation proof's kills by them still hold.
+void maybe_unorder_und(Case& c) {
+  auto& und = c.layout.und_token_indexes;
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const std::int64_t len : c.layout.split_lens) h = (h ^ static_cast<std::uint64_t>(len)) * 0x100000001b3ull;
+  h = (h ^ und.size()) * 0x100000001b3ull;
+  switch ((h >> 29) % 8) {
+    case 1:
+      std::reverse(und.begin(), und.end());
+      break;
+    case 2: {
+      std::vector<std::int64_t> out;
+      out.reserve(und.size());
+      for (const std::size_t first : {std::size_t{1}, std::size_t{0}}) {
+        for (std::size_t i = first; i < und.size(); i += 2) out.push_back(und[i]);
+      }
+      und = std::move(out);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 // `total` rows spread over `parts` lengths (some may be 0).
 I64 spread(std::int64_t total, std::size_t parts) {
   if (parts == 0) return {};
@@ -262,6 +293,7 @@ Case packer_case() {
     }
   }
   list_und_tokens(c);
+  maybe_unorder_und(c);
   c.rows = sum(c.layout.sample_lens);
   c.row_bytes = *gen::element<std::size_t>(1, 2, 4, 8, 16, 3, 12);
   c.data_seed = *gen::arbitrary<std::uint64_t>();
@@ -401,6 +433,7 @@ Case unusual_case() {
   list_und_tokens(c);
   // Not every und token need be listed.
   if (*gen::arbitrary<bool>() && !c.layout.und_token_indexes.empty()) c.layout.und_token_indexes.pop_back();
+  maybe_unorder_und(c);
   c.rows = sum(c.layout.sample_lens);
   return c;
 }
@@ -588,12 +621,14 @@ void plant(Case& c, Fault f) {
       break;
     case Fault::und_range:
       L.und_token_indexes.push_back(*gen::element<std::int64_t>(-1, end, end + 5, INT64_MAX));
+      maybe_unorder_und(c);
       break;
     case Fault::und_repeat:
       if (L.und_token_indexes.empty())
         L.und_token_indexes.push_back(end);  // then out of range instead
       else
         L.und_token_indexes.push_back(L.und_token_indexes[*gen::inRange<std::size_t>(0, L.und_token_indexes.size())]);
+      maybe_unorder_und(c);
       break;
     case Fault::und_in_full: {
       // A sample whose full split is never empty, then its first full row as und.
@@ -602,6 +637,7 @@ void plant(Case& c, Fault f) {
       L.attn_modes.insert(L.attn_modes.end(), {"causal", "full"});
       list_und_tokens(c);
       L.und_token_indexes.push_back(end + 1);
+      maybe_unorder_und(c);
       c.rows += 3;
       break;
     }
@@ -813,6 +849,10 @@ void error_tags(const Case& c, std::vector<std::string>& tags) {
   const auto& o = c.options;
   const auto& m = c.marks;
   tags.push_back("fault:" + c.fault);
+  if (!std::is_sorted(L.und_token_indexes.begin(), L.und_token_indexes.end()) &&
+      (c.fault == "und_out_of_range" || c.fault == "und_repeated" || c.fault == "und_in_full")) {
+    tags.push_back("fault:und_unordered");
+  }
   if (latest_visible_class(c) > class_rank(c.expect_error)) tags.push_back("error:precedence");
   if (std::any_of(L.sample_lens.begin(), L.sample_lens.end(), [](std::int64_t v) { return v < 0; })) {
     tags.push_back("fault:negative_sample_len");
@@ -961,6 +1001,7 @@ std::vector<std::string> classify(const Case& c) {
   if (n.full != n.samples || (n.causal != 0 && n.causal != n.samples)) tags.push_back("layout:unusual");
   if (n.causal == n.full && n.full > 0 && n.full != n.samples) tags.push_back("layout:pairing_violated");
   if (std::find(L.sample_lens.begin(), L.sample_lens.end(), 0) != L.sample_lens.end()) tags.push_back("sample:empty");
+  if (!std::is_sorted(L.und_token_indexes.begin(), L.und_token_indexes.end())) tags.push_back("und:unordered");
   if (empty_causal) tags.push_back("empty_causal_split");
   if (empty_full) tags.push_back("empty_full_split");
   if (n.causal == 0) tags.push_back("full_only");
@@ -1020,6 +1061,7 @@ const std::vector<RequiredClass>& required_classes(Profile profile) {
       {"row_bytes:4", 0.03},
       {"row_bytes:8", 0.03},
       {"row_bytes:16", 0.03},
+      {"und:unordered", 0.05},
   };
   // The strict profile spends most cases on faults; its valid edges are the
   // packer's, checked there at larger shares.
@@ -1049,6 +1091,8 @@ const std::vector<RequiredClass>& required_classes(Profile profile) {
       {"fault:negative_mark", 0.005},
       {"fault:overflow_lcm", 0.005},
       {"fault:overflow_interleaved", 0.005},
+      {"und:unordered", 0.01},
+      {"fault:und_unordered", 0.005},
   };
   return profile == Profile::packer ? packer : strict;
 }

@@ -186,11 +186,13 @@ TEST(HostilePort, HugeLineFailsTheCase) {
   const Outcome r = conform("huge_line", "--cases 1 --shrink-budget 0 --timeout 5");
   EXPECT_RUN(r, 1, "first difference: the port's answer: more than 2097152 values", 20);
   // Five of them in one batch pass the 256 MiB the runner holds per batch.
-  const Outcome five = conform("huge_line", "--cases 5 --shrink-budget 0 --timeout 5");
-  EXPECT_RUN(five, 1, "FAIL p1-4 .*\n  first difference: the port's answers to this batch pass 268435456 bytes", 30);
-  // p1-0 .. p1-3 fail alike: one group of four, its first member printed.
-  EXPECT_TRUE(has(five, "FAIL p1-0 .*\n  first difference: the port's answer: more than 2097152 values")) << show(five);
-  EXPECT_TRUE(has(five, "group 1 of 2: the port's answer: more than # values.*: 4 cases")) << show(five);
+  // Batches start at 4 cases and double: p1-0 .. p1-3 are the first (240 MB),
+  // p1-4 .. p1-8 the second, whose fifth answer passes the budget.
+  const Outcome nine = conform("huge_line", "--cases 9 --shrink-budget 0 --timeout 5");
+  EXPECT_RUN(nine, 1, "FAIL p1-8 .*\n  first difference: the port's answers to this batch pass 268435456 bytes", 60);
+  // p1-0 .. p1-7 fail alike: one group of eight, its first member printed.
+  EXPECT_TRUE(has(nine, "FAIL p1-0 .*\n  first difference: the port's answer: more than 2097152 values")) << show(nine);
+  EXPECT_TRUE(has(nine, "group 1 of 2: the port's answer: more than # values.*: 8 cases")) << show(nine);
 }
 
 // --- hangs -------------------------------------------------------------------
