@@ -553,6 +553,26 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, const con
       m = c.marks;
       w.key("mismatching_splits").str(class_of([&] { impl.build_prepared(rows, other, m, c.layout); }));
     }
+    // The und check belongs to the preparation (TRACE.md 11): a build reusing
+    // the metadata does not look at its und indexes again, so listing the
+    // first row of the first non-empty full split changes nothing. S, or the
+    // class of a port that refuses.
+    std::int64_t start = 0;
+    for (std::size_t j = 0; j < splits.size(); start += splits[j], ++j) {
+      if (c.layout.attn_modes[j] != "full" || splits[j] == 0) continue;
+      other = c;
+      other.layout.und_token_indexes.push_back(start);
+      m = c.marks;
+      std::unique_ptr<Built> reused;
+      const std::string cls = class_of([&] { reused = impl.build_prepared(rows, other, m, c.layout); });
+      w.key("und_ignored");
+      if (reused) {
+        summary(w, *reused);
+      } else {
+        w.str(cls);
+      }
+      break;
+    }
     w.close();
   }
   if (wants(views, "payload") &&

@@ -471,6 +471,19 @@ class Port:
                     out["mismatching_splits"] = "ok"
                 except Exception as exc:  # noqa: BLE001
                     out["mismatching_splits"] = classify(exc)
+            # The und check is the preparation's: the build reusing `meta` with
+            # the first row of the first non-empty full split listed as und.
+            start = 0
+            for mode, n in zip(layout["attn_modes"], splits):
+                if mode == "full" and int(n) > 0:
+                    und = self.torch.cat([ctx["und"], self.torch.tensor([start], dtype=self.torch.int64)])
+                    try:
+                        out["und_ignored"] = self.summary(self.build(ctx["packed"], layout, und, ctx["kwargs"],
+                                                                     prepared=meta))
+                    except Exception as exc:  # noqa: BLE001
+                        out["und_ignored"] = classify(exc)
+                    break
+                start += int(n)
             return out
         if name == "payload":
             p = self.build(self.payload_rows(ctx["rows"]), ctx["layout"], ctx["und"], ctx["kwargs"])

@@ -34,6 +34,7 @@ enum class Fault {
   shard_sample_ids,         // a shard's sample ids are off by one
   prepared_ignores_lens,    // prepared metadata matches on split lengths and modes only
   prepared_ignores_splits,  // prepared metadata matches on sample lengths only
+  prepared_checks_und,      // a build with prepared metadata checks the und indexes again
   payload_canonical_nan,    // NaN payloads are canonicalised
   payload_float32,          // rows go through float32
   marks_reset,              // a session's marks restart from zero each call
@@ -147,6 +148,7 @@ class FaultyImplementation : public sc::Implementation {
   }
   std::unique_ptr<sc::Built> build_prepared(const ref::Rows& rows, const sc::Case& c, ref::GraphMarks& marks,
                                             const ref::Layout& from) const override {
+    if (f_ == Fault::prepared_checks_und) ref::validate_layout(c.layout);
     auto meta = std::make_shared<ref::Metadata>(ref::prepare_metadata(from));
     if (f_ == Fault::prepared_ignores_lens) meta->sample_lens = c.layout.sample_lens;
     if (f_ == Fault::prepared_ignores_splits) {
@@ -215,6 +217,7 @@ TEST(Views, EachViewConvictsItsFault) {
       {Fault::shard_sample_ids, "views.cp_local[0].shards[0].causal_sample_ids"},
       {Fault::prepared_ignores_lens, "views.metadata_reuse.mismatching:"},
       {Fault::prepared_ignores_splits, "views.metadata_reuse.mismatching_splits"},
+      {Fault::prepared_checks_und, "views.metadata_reuse.und_ignored"},
       {Fault::payload_canonical_nan, "views.payload"},
       {Fault::payload_float32, "views.payload"},
       {Fault::shard_max_local, "views.cp_global[0].shards[0].max_lens"},
