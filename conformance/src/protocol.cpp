@@ -558,7 +558,7 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, const con
     // first row of the first non-empty full split changes nothing. S, or the
     // class of a port that refuses.
     std::int64_t start = 0;
-    for (std::size_t j = 0; j < splits.size(); start += splits[j], ++j) {
+    for (std::size_t j = 0; j < splits.size() && j < c.layout.attn_modes.size(); start += splits[j], ++j) {
       if (c.layout.attn_modes[j] != "full" || splits[j] == 0) continue;
       other = c;
       other.layout.und_token_indexes.push_back(start);

@@ -113,11 +113,13 @@ std::vector<std::int64_t> smaller_edges(const sp::SpecEdge& e) {
 // to a smaller edge of the same kind at the same offset, so that a fault of
 // the edge shrinks to a few samples on the nearest edge that still shows it.
 // Layout edits only apply to well-formed layouts whose und indexes are the
-// causal tokens (they are recomputed).
+// causal tokens, ascending or in one of the generators' other orders (they
+// are recomputed, in the same order).
 std::vector<sp::Case> smaller_cases(const sp::Case& c) {
   std::vector<sp::Case> out;
   const auto& L = c.layout;
-  const bool consistent = L.und_token_indexes == causal_tokens(c) && L.split_lens.size() == L.attn_modes.size();
+  const std::optional<sp::UndOrder> und_order = sp::und_order_of(L.und_token_indexes, causal_tokens(c));
+  const bool consistent = und_order && L.split_lens.size() == L.attn_modes.size();
   std::int64_t sum = 0;
   for (const std::int64_t v : L.sample_lens) sum += v;
   const bool tracks_rows = c.rows == sum;
@@ -154,7 +156,7 @@ std::vector<sp::Case> smaller_cases(const sp::Case& c) {
     }
   }
   const auto finish = [&](sp::Case k) {
-    k.layout.und_token_indexes = causal_tokens(k);
+    k.layout.und_token_indexes = sp::und_in_order(causal_tokens(k), und_order.value_or(sp::UndOrder::ascending));
     if (tracks_rows) {
       k.rows = 0;
       for (const std::int64_t v : k.layout.sample_lens) k.rows += v;

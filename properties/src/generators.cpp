@@ -28,11 +28,11 @@ bool coin(int yes, int no) { return *gen::weightedElement<bool>({{yes, true}, {n
 // The spec treats the und indexes as a set (NOTES.md 4.1): one case in four
 // sends them out of order, reversed or odd positions first, so that a port
 // that assumes ascending indexes (refuses them, or checks range or repeats on
-// neighbours only) is seen. Both orders are fixed permutations, so a fault
-// planted at the list's end moves to its front or middle. The choice is a
-// hash of the layout, not a draw: every other field of a seed's case stays
-// as it was, so the golden vectors keep their cases (only the order of some
-// und lists changed) and the mutation proof's kills by them still hold.
+// neighbours only) is seen. Reversed moves a fault planted at the list's end
+// to its front; odd positions first moves it to the middle of an even-length
+// list. The choice is a hash of the layout, not a draw, so that the other
+// fields of a seed's case do not change (an und_repeated fault copies its
+// index from the reordered list).
 void maybe_unorder_und(Case& c) {
   auto& und = c.layout.und_token_indexes;
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -40,17 +40,11 @@ void maybe_unorder_und(Case& c) {
   h = (h ^ und.size()) * 0x100000001b3ull;
   switch ((h >> 29) % 8) {
     case 1:
-      std::reverse(und.begin(), und.end());
+      und = und_in_order(std::move(und), UndOrder::reversed);
       break;
-    case 2: {
-      std::vector<std::int64_t> out;
-      out.reserve(und.size());
-      for (const std::size_t first : {std::size_t{1}, std::size_t{0}}) {
-        for (std::size_t i = first; i < und.size(); i += 2) out.push_back(und[i]);
-      }
-      und = std::move(out);
+    case 2:
+      und = und_in_order(std::move(und), UndOrder::odd_first);
       break;
-    }
     default:
       break;
   }
@@ -849,9 +843,17 @@ void error_tags(const Case& c, std::vector<std::string>& tags) {
   const auto& o = c.options;
   const auto& m = c.marks;
   tags.push_back("fault:" + c.fault);
-  if (!std::is_sorted(L.und_token_indexes.begin(), L.und_token_indexes.end()) &&
-      (c.fault == "und_out_of_range" || c.fault == "und_repeated" || c.fault == "und_in_full")) {
-    tags.push_back("fault:und_unordered");
+  // An und fault that is not the list's last index (the planted one is last
+  // unless the list was reordered): out of range, repeated, or the largest
+  // index (the one in a full split).
+  if (const auto& u = L.und_token_indexes; u.size() >= 2) {
+    const std::int64_t last = u.back();
+    std::int64_t tokens = 0;
+    for (const std::int64_t len : L.sample_lens) tokens += std::max<std::int64_t>(0, len);
+    const bool moved = (c.fault == "und_out_of_range" && last >= 0 && last < tokens) ||
+                       (c.fault == "und_repeated" && std::count(u.begin(), u.end(), last) == 1) ||
+                       (c.fault == "und_in_full" && last != *std::max_element(u.begin(), u.end()));
+    if (moved) tags.push_back("fault:und_unordered");
   }
   if (latest_visible_class(c) > class_rank(c.expect_error)) tags.push_back("error:precedence");
   if (std::any_of(L.sample_lens.begin(), L.sample_lens.end(), [](std::int64_t v) { return v < 0; })) {
@@ -882,6 +884,32 @@ void error_tags(const Case& c, std::vector<std::string>& tags) {
 }
 
 }  // namespace
+
+std::vector<std::int64_t> und_in_order(std::vector<std::int64_t> ascending, UndOrder order) {
+  switch (order) {
+    case UndOrder::reversed:
+      std::reverse(ascending.begin(), ascending.end());
+      return ascending;
+    case UndOrder::odd_first: {
+      std::vector<std::int64_t> out;
+      out.reserve(ascending.size());
+      for (const std::size_t first : {std::size_t{1}, std::size_t{0}}) {
+        for (std::size_t i = first; i < ascending.size(); i += 2) out.push_back(ascending[i]);
+      }
+      return out;
+    }
+    case UndOrder::ascending:
+      break;
+  }
+  return ascending;
+}
+
+std::optional<UndOrder> und_order_of(const std::vector<std::int64_t>& und, const std::vector<std::int64_t>& ascending) {
+  for (const UndOrder order : {UndOrder::ascending, UndOrder::reversed, UndOrder::odd_first}) {
+    if (und == und_in_order(ascending, order)) return order;
+  }
+  return std::nullopt;
+}
 
 rc::Gen<Case> gen_packer_case() {
   return gen::weightedOneOf<Case>({{16, gen::exec(packer_case)}, {1, gen::exec(unusual_case)}});

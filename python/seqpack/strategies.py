@@ -264,7 +264,20 @@ def layouts(draw, samples=None, pairs=None, causal_lens=None, full_lens=None):
     return _assemble(causal, full, pairs)
 
 
+def _unorder(draw, und):
+    """One case in four lists its und indexes out of order, as the C++
+    generators do (the spec takes them as a set): reversed, or the odd
+    positions first. Shrinks to the list as given."""
+    order = _weighted(draw, [(6, "as_given"), (1, "reversed"), (1, "odd_first")])
+    if order == "reversed":
+        return und[::-1]
+    if order == "odd_first":
+        return und[1::2] + und[0::2]
+    return und
+
+
 def _finish(draw, c, layout):
+    layout.und_token_indexes = _unorder(draw, list(layout.und_token_indexes))
     c.layout = layout
     c.rows = sum(layout.sample_lens)
     c.row_bytes = draw(_pick((4, 1, 2, 8, 16, 3, 12)))
@@ -450,7 +463,7 @@ def unusual_cases(draw, **fixed):
     und = _und_tokens(layout)
     if draw(st.booleans()) and und:
         und.pop()
-    layout.und_token_indexes = und
+    layout.und_token_indexes = _unorder(draw, und)
     c.layout = layout
     c.rows = sum(layout.sample_lens)
     return c
@@ -541,15 +554,18 @@ def _plant(draw, c, L, fault):
         c.rows += 4
     elif fault == "und_range":
         L["und_token_indexes"].append(draw(_pick((-1, end, end + 5, INT64_MAX))))
+        L["und_token_indexes"] = _unorder(draw, L["und_token_indexes"])
     elif fault == "und_repeat":
         und = L["und_token_indexes"]
         und.append(end if not und else und[draw(_ints(0, len(und) - 1))])
+        L["und_token_indexes"] = _unorder(draw, und)
     elif fault == "und_in_full":
         L["sample_lens"].append(3)
         L["split_lens"] += [1, 2]
         L["attn_modes"] += ["causal", "full"]
         relist()
         L["und_token_indexes"].append(end + 1)
+        L["und_token_indexes"] = _unorder(draw, L["und_token_indexes"])
         c.rows += 3
     elif fault == "length":
         c.rows += draw(_pick((1, -1)))

@@ -164,6 +164,19 @@ class Answers(unittest.TestCase):
         reuse = self.port.answer(two)["views"]["metadata_reuse"]
         self.assertEqual((reuse["mismatching"], reuse["mismatching_splits"]), ("metadata_mismatch",) * 2)
 
+    def test_a_build_on_prepared_metadata_does_not_check_und_again(self):
+        reuse = self.port.answer(case())["views"]["metadata_reuse"]
+        self.assertEqual(reuse["und_ignored"], reuse["matching"])
+        # A copy that prepares the metadata again from the build's arguments.
+        source = mutate.read_module(ORIGINAL)
+        refusal = 'raise ValueError("Prepared sequence-pack metadata does not match the current packed-sequence layout")\n'
+        self.assertIn(refusal, source)
+        again = source.replace(refusal, refusal + "    else:\n        prepared_metadata = prepare_sequence_pack_metadata("
+                               "sample_lens, split_lens, attn_modes, packed_und_token_indexes, "
+                               "packed_sequence.device)\n", 1)
+        reuse = port_for(again).answer(case())["views"]["metadata_reuse"]
+        self.assertEqual(reuse["und_ignored"], "und_token_in_full_split")
+
     def test_a_session_carries_the_marks_from_step_to_step(self):
         big = case(pad_for_cuda_graphs=True, graph_bounds={"image": [0, 0], "video": [0, 0]})
         small = case(pad_for_cuda_graphs=True, graph_bounds={"image": [0, 0], "video": [999, 999]})

@@ -15,7 +15,7 @@ PACKER_CLASSES = (
      "bucket_edge:cp>1", "bucket_edge:non_pow2_alignment", "alignment_multiple:cp>1", "alignment:odd",
      "alignment:large", "cp>1", "cuda_graphs", "marks_from_earlier_calls", "only_when_padded_already_aligned",
      "layout:unusual", "sample:empty", "empty_causal_split", "empty_full_split", "full_only", "samples:1",
-     "samples:64+", "stream>20000"] + ["row_bytes:%d" % w for w in (1, 2, 4, 8, 16)])
+     "samples:64+", "stream>20000", "und:unordered"] + ["row_bytes:%d" % w for w in (1, 2, 4, 8, 16)])
 
 
 def is_pow2(v):
@@ -81,6 +81,8 @@ def classify(c):
         tags.add("samples:64+")
     if causal > 20000 or full > 20000:
         tags.add("stream>20000")
+    if list(L.und_token_indexes) != sorted(L.und_token_indexes):
+        tags.add("und:unordered")
     tags.add("row_bytes:%d" % c.row_bytes)
     return tags
 

@@ -1,6 +1,7 @@
 // RapidCheck generators for cases.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -41,6 +42,17 @@ rc::Gen<Case> gen_valid_case(Profile profile);
 /// plus the pad segment's reserved row where a segment is due. Invalid layouts
 /// read what pairs up; first the causal stream, then the full one.
 std::pair<std::int64_t, std::int64_t> stream_needs(const Case& c);
+
+/// The orders in which a generated case lists its und indexes (the spec
+/// takes them as a set): ascending, reversed, or the odd positions of the
+/// ascending list first, then the even ones.
+enum class UndOrder { ascending, reversed, odd_first };
+
+/// `ascending` (sorted) listed in `order`.
+std::vector<std::int64_t> und_in_order(std::vector<std::int64_t> ascending, UndOrder order);
+
+/// The order in which `und` lists `ascending`, if it is one of UndOrder's.
+std::optional<UndOrder> und_order_of(const std::vector<std::int64_t>& und, const std::vector<std::int64_t>& ascending);
 
 /// The edge classes a case belongs to (for RC_TAG and the distribution check).
 std::vector<std::string> classify(const Case& c);
