@@ -147,6 +147,25 @@ std::vector<Vector> make_vectors() {
     c.options.pad_for_cuda_graphs = true;
     add("edge-causal-only-full-alignment-past-int32", c);
   }
+  // Layouts that carry no pad segment (one causal and two full splits) where
+  // only one stream pads: the causal stream to exactly the full stream's
+  // length, and the full stream where both have the same length. A padding
+  // test that compares one stream's need with the other's length skips the
+  // padding here alone (mutants swap-name:44 and :45 of the original's
+  // builder survived every other vector and the default random run).
+  {
+    const std::vector<std::string> unpaired = {"causal", "full", "full"};
+    sp::Case c = make({7}, unpaired, {3, 2, 2});  // causal 3 pads to 4 = full 4
+    c.options = {1, false, false, 1, 4, false};   // cp, graphs, image, full and causal alignment, only-when
+    add("edge-unpaired-causal-pads-to-full-length", c);
+    c.options = {2, false, true, 2, 4, true};
+    add("edge-unpaired-causal-pads-to-full-length-cp2", c);
+    c = make({10}, unpaired, {5, 3, 2});  // causal 5 = full 5, full pads to 6
+    c.options = {1, false, false, 2, 1, false};
+    add("edge-unpaired-full-pads-equal-lengths", c);
+    c.options = {1, false, true, 3, 5, true};
+    add("edge-unpaired-full-pads-equal-lengths-align3", c);
+  }
   // Bucket edges under alignments and cp sizes that are not powers of two
   // (an edge shows a fault only where lcm(alignment, cp) does not divide it;
   // with an odd part of 7 or 17+ it does not divide 2048): a stream that
