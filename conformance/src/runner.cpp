@@ -295,6 +295,30 @@ struct Failure {
   }
 };
 
+// A known-failures entry: a key (a category, or vector:<id>), then
+// optionally ` @FIELD`: the entry then covers only failures whose first
+// difference is at FIELD (a field path prefix, e.g. graph_bounds), so that a
+// known disagreement on one field does not hide another fault of the same
+// category.
+std::pair<std::string, std::string> entry_parts(const std::string& entry) {
+  const auto at = entry.find(" @");
+  if (at == std::string::npos) return {entry, ""};
+  std::string key = entry.substr(0, at);
+  key.erase(key.find_last_not_of(" \t") + 1);
+  return {key, entry.substr(at + 2)};
+}
+
+bool entry_covers(const std::string& entry, const std::vector<std::string>& keys, const std::string& diff) {
+  const auto [key, field] = entry_parts(entry);
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) return false;
+  if (field.empty()) return true;
+  // A session's difference names its step first: "session step N: FIELD...".
+  std::string at = diff;
+  if (at.rfind("session step ", 0) == 0 && at.find(": ") != std::string::npos) at.erase(0, at.find(": ") + 2);
+  return at.rfind(field, 0) == 0 &&
+         (at.size() == field.size() || std::string(".[:").find(at[field.size()]) != std::string::npos);
+}
+
 std::set<std::string> read_known(const std::string& path) {
   std::set<std::string> known;
   if (path.empty()) return known;
@@ -312,7 +336,11 @@ std::set<std::string> read_known(const std::string& path) {
     if (hash != std::string::npos) line.erase(hash);
     line.erase(0, line.find_first_not_of(" \t"));
     line.erase(line.find_last_not_of(" \t\r") + 1);
-    if (!line.empty()) known.insert(line);
+    if (line.empty()) continue;
+    const auto [key, field] = entry_parts(line);
+    if (key.empty() || (line.find(" @") != std::string::npos && field.empty()))
+      throw std::runtime_error("--known-failures: " + path + ": entry \"" + line + "\": expected KEY or KEY @FIELD");
+    known.insert(line);
   }
   return known;
 }
@@ -600,11 +628,11 @@ class Runner {
     if (p.vector) ++families_[vector_family(p.id)].first;
     if (diff.empty()) return;
     bool known = false;
-    for (const auto& k : keys) {
-      if (known_.count(k)) {
+    for (const auto& entry : known_) {
+      if (entry_covers(entry, keys, diff)) {
         known = true;
-        failed_keys_.insert(k);
-        known_hits_[k]++;
+        failed_keys_.insert(entry);
+        known_hits_[entry]++;
       }
     }
     if (known) {
@@ -763,7 +791,7 @@ class Runner {
     const double s = seconds();
     std::vector<std::string> now_passing, not_seen;
     for (const auto& k : known_) {
-      if (!seen_keys_.count(k))
+      if (!seen_keys_.count(entry_parts(k).first))
         not_seen.push_back(k);
       else if (!failed_keys_.count(k) && !stop_)  // a run stopped early proves no entry passes
         now_passing.push_back(k);
@@ -816,7 +844,7 @@ class Runner {
                 {"case_mix", mix_},
                 {"groups", json::array()}};
       for (const auto& k : known_) {
-        if (seen_keys_.count(k)) r["known_seen"].push_back(k);
+        if (seen_keys_.count(entry_parts(k).first)) r["known_seen"].push_back(k);
       }
       for (const std::string& sig : group_order_) {
         const Group& g = groups_.at(sig);

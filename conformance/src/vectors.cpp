@@ -165,6 +165,18 @@ std::vector<Vector> make_vectors() {
     add("edge-unpaired-full-pads-equal-lengths", c);
     c.options = {1, false, true, 3, 5, true};
     add("edge-unpaired-full-pads-equal-lengths-align3", c);
+    c.options = {1, false, false, 1, 2, false};  // causal 5 = full 5, causal pads to 6 (swap-name:43)
+    add("edge-unpaired-causal-pads-equal-lengths", c);
+  }
+  // Streams of exactly one row (no pad segment: nothing pads), so that
+  // get_all_seq's copy of a one-row stream is seen (a test `> 1` for `> 0`).
+  {
+    sp::Case c = make({5}, {"causal", "full"}, {1, 4});
+    c.options.pad_segment_only_when_padded = true;
+    add("edge-one-row-causal", c);
+    c = make({5}, {"causal", "full"}, {4, 1});
+    c.options.pad_segment_only_when_padded = true;
+    add("edge-one-row-full", c);
   }
   // Bucket edges under alignments and cp sizes that are not powers of two
   // (an edge shows a fault only where lcm(alignment, cp) does not divide it;
