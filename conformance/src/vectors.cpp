@@ -167,6 +167,9 @@ std::vector<Vector> make_vectors() {
     add("edge-unpaired-full-pads-equal-lengths-align3", c);
     c.options = {1, false, false, 1, 2, false};  // causal 5 = full 5, causal pads to 6 (swap-name:43)
     add("edge-unpaired-causal-pads-equal-lengths", c);
+    c = make({11}, unpaired, {6, 3, 2});  // full 5 pads to 6 = causal 6 (swap-name:46)
+    c.options = {1, false, false, 2, 1, false};
+    add("edge-unpaired-full-pads-to-causal-length", c);
   }
   // Streams of exactly one row (no pad segment: nothing pads), so that
   // get_all_seq's copy of a one-row stream is seen (a test `> 1` for `> 0`).
