@@ -338,8 +338,13 @@ std::set<std::string> read_known(const std::string& path) {
     line.erase(line.find_last_not_of(" \t\r") + 1);
     if (line.empty()) continue;
     const auto [key, field] = entry_parts(line);
-    if (key.empty() || (line.find(" @") != std::string::npos && field.empty()))
-      throw std::runtime_error("--known-failures: " + path + ": entry \"" + line + "\": expected KEY or KEY @FIELD");
+    if (key.empty() || (line.find(" @") != std::string::npos && field.empty())) {
+      std::string why = "--known-failures: " + path;
+      why += ": entry \"";
+      why += line;
+      why += "\": expected KEY or KEY @FIELD";
+      throw std::runtime_error(why);
+    }
     known.insert(line);
   }
   return known;
