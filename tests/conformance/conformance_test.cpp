@@ -196,6 +196,14 @@ TEST(Runner, KnownFailuresPassAndStaleOnesFail) {
   RunResult r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/valid.txt");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("0 unexpected failures"), std::string::npos) << r.out;
+  // An entry that names a field covers only failures at that field.
+  std::ofstream(dir + "/field.txt") << "valid @pack\n";
+  r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/field.txt");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  std::ofstream(dir + "/other_field.txt") << "valid @graph_bounds\n";
+  r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/other_field.txt");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.out.find("0 unexpected failures"), std::string::npos) << r.out;
   // A listed category that passes now fails the run.
   std::ofstream(dir + "/stale.txt") << "invalid_option/option\n";
   r = conform("'" SEQPACK_BIN "' oracle", sc::Profile::strict, 300, dir + "/stale.txt");
