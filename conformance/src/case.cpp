@@ -46,9 +46,13 @@ std::vector<std::int64_t> int_list(const json& j, const char* key, const char* w
   std::vector<std::int64_t> out;
   out.reserve(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
-    // The field's name is only spelled out when there is an error to report.
-    if (v[i].is_number_integer() && !v[i].is_number_unsigned()) {
-      out.push_back(v[i].get<std::int64_t>());
+    // The field's name is only spelled out when there is an error to report
+    // (the parser keeps every non-negative integer as unsigned).
+    const json& e = v[i];
+    if (e.is_number_unsigned() && e.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX)) {
+      out.push_back(static_cast<std::int64_t>(e.get<std::uint64_t>()));
+    } else if (e.is_number_integer() && !e.is_number_unsigned()) {
+      out.push_back(e.get<std::int64_t>());
     } else {
       out.push_back(as_int(v[i], path(where, key) + "[" + std::to_string(i) + "]"));
     }

@@ -40,6 +40,14 @@ class Writer {
   }
   Writer& str(const std::string& s) {
     sep();
+    // Printable ASCII without quote or backslash is written as it is (what
+    // the serializer below writes for it, without its allocations).
+    if (std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7E && ch != '"' && ch != '\\'; })) {
+      put('"');
+      raw(s.data(), s.size());
+      put('"');
+      return *this;
+    }
     // Text that is not UTF-8 (a port's or a user's) is written with U+FFFD.
     const std::string quoted = json(s).dump(-1, ' ', false, json::error_handler_t::replace);
     raw(quoted.data(), quoted.size());
@@ -247,9 +255,30 @@ class ReferenceBuilt : public Built {
     for (const Built* b : shards) packs.push_back(b->pack());
     return wrap(ref::gather_shards(packs));
   }
+  std::string error_class(Call call, const ref::PositionIds& ids) const override {
+    const ref::Refusal r = refusal(call, ids);
+    return r ? ref::to_string(r->code()) : "ok";
+  }
 
  private:
   static std::unique_ptr<Built> wrap(ref::Pack p) { return std::make_unique<ReferenceBuilt>(std::move(p)); }
+  ref::Refusal refusal(Call call, const ref::PositionIds& ids) const {
+    switch (call) {
+      case Call::all_seq:
+        return ref::get_all_seq_refusal(pack_);
+      case Call::all_seq_padded:
+        return ref::get_all_seq_padded_refusal(pack_);
+      case Call::und_position_ids:
+        return ref::get_und_position_ids_refusal(ids, pack_);
+      case Call::gen_position_ids:
+        return ref::get_gen_position_ids_refusal(ids, pack_);
+      case Call::causal_padded:
+        return ref::get_causal_seq_padded_refusal(pack_);
+      case Call::full_only_padded:
+        return ref::get_full_only_seq_padded_refusal(pack_);
+    }
+    return std::nullopt;
+  }
   static PaddedStream padded(const ref::PaddedStreamView& v) { return {v.seq, v.offsets, v.max_len}; }
   ref::Pack pack_;
 };
@@ -399,12 +428,12 @@ void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
       summary(w, *local->from_all_seq(foreign_rows(7, p.causal_seq.rows() + p.full_only_seq.rows())));
       const ref::PositionIds ids = position_ids(c.rows, false);
       w.key("refused").open();
-      w.key("all_seq").str(class_of([&] { local->all_seq(); }));
-      w.key("all_seq_padded").str(class_of([&] { local->all_seq_padded(); }));
-      w.key("position_ids").str(class_of([&] { local->und_position_ids(ids); }));
-      w.key("gen_position_ids").str(class_of([&] { local->gen_position_ids(ids); }));
-      w.key("causal_padded").str(class_of([&] { local->causal_padded(); }));
-      w.key("full_only_padded").str(class_of([&] { local->full_only_padded(); }));
+      w.key("all_seq").str(local->error_class(Built::Call::all_seq, ids));
+      w.key("all_seq_padded").str(local->error_class(Built::Call::all_seq_padded, ids));
+      w.key("position_ids").str(local->error_class(Built::Call::und_position_ids, ids));
+      w.key("gen_position_ids").str(local->error_class(Built::Call::gen_position_ids, ids));
+      w.key("causal_padded").str(local->error_class(Built::Call::causal_padded, ids));
+      w.key("full_only_padded").str(local->error_class(Built::Call::full_only_padded, ids));
       w.close().close();
     }
     w.close_list().close();
@@ -808,6 +837,23 @@ void Built::set_und_seq(const ref::Rows&) { unsupported("set_und_seq"); }
 void Built::set_gen_seq(const ref::Rows&) { unsupported("set_gen_seq"); }
 void Built::set_all_seq(const ref::Rows&) { unsupported("set_all_seq"); }
 std::unique_ptr<Built> Built::from_all_seq(const ref::Rows&) const { unsupported("from_all_seq"); }
+std::string Built::error_class(Call call, const ref::PositionIds& ids) const {
+  switch (call) {
+    case Call::all_seq:
+      return class_of([&] { all_seq(); });
+    case Call::all_seq_padded:
+      return class_of([&] { all_seq_padded(); });
+    case Call::und_position_ids:
+      return class_of([&] { und_position_ids(ids); });
+    case Call::gen_position_ids:
+      return class_of([&] { gen_position_ids(ids); });
+    case Call::causal_padded:
+      return class_of([&] { causal_padded(); });
+    case Call::full_only_padded:
+      return class_of([&] { full_only_padded(); });
+  }
+  return "unknown call";
+}
 std::unique_ptr<Built> Built::from_mode_splits(const ref::Rows&, const ref::Rows&) const {
   unsupported("from_mode_splits");
 }

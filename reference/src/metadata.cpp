@@ -2,7 +2,9 @@
 #include "seqpack/reference/metadata.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/reference/errors.hpp"
@@ -82,9 +84,18 @@ std::vector<std::int64_t> sorted_und_indexes(const Layout& layout, Wide num_toke
     if (i > 0 && und[i] <= und[i - 1]) ascending = false;
   }
   if (ascending) return und;
-  // Callers send ascending indexes; sorting is only the fallback for the rest.
+  // Callers mostly send ascending indexes. A list that descends, or that is
+  // two ascending runs (the protocol's odd-positions-first order), is put in
+  // order in linear time; anything else is sorted.
   std::vector<std::int64_t> sorted = und;
-  std::sort(sorted.begin(), sorted.end());
+  const auto descent = std::is_sorted_until(sorted.begin(), sorted.end());
+  if (std::is_sorted(sorted.begin(), sorted.end(), std::greater<>())) {
+    std::reverse(sorted.begin(), sorted.end());
+  } else if (std::is_sorted(descent, sorted.end())) {
+    std::inplace_merge(sorted.begin(), descent, sorted.end());
+  } else {
+    std::sort(sorted.begin(), sorted.end());
+  }
   const auto repeat = std::adjacent_find(sorted.begin(), sorted.end());
   if (repeat != sorted.end()) {
     bad_layout("und_token_indexes", "index " + std::to_string(*repeat) + " appears more than once");
@@ -99,7 +110,7 @@ void check_und_in_causal_splits(const Layout& layout, const std::vector<std::int
   for (const std::int64_t u : sorted_und) {
     while (j < splits.size() && start + splits[j] <= u) start += splits[j++];
     // u < num_tokens, so split j exists and holds u.
-    if (layout.attn_modes[j] == "full") {
+    if (std::string_view(layout.attn_modes[j]) == "full") {
       throw Error(Errc::und_token_in_full_split, "und_token_indexes",
                   "und token at packed row " + std::to_string(u) + " lies in full split " + std::to_string(j) +
                       " (rows [" + str(start) + ", " + str(start + splits[j]) + "))");
@@ -138,7 +149,7 @@ void validate_layout(const Layout& layout) {
   }
   // The original silently drops the tokens of any other mode from both streams.
   for (std::size_t i = 0; i < layout.attn_modes.size(); ++i) {
-    if (layout.attn_modes[i] != "causal" && layout.attn_modes[i] != "full") {
+    if (std::string_view(layout.attn_modes[i]) != "causal" && std::string_view(layout.attn_modes[i]) != "full") {
       bad_layout(indexed("attn_modes", i), "mode must be \"causal\" or \"full\", got \"" + layout.attn_modes[i] + "\"");
     }
   }
@@ -160,7 +171,7 @@ Metadata prepare_metadata(const Layout& layout) {
   meta.attn_modes.reserve(layout.attn_modes.size());
   std::int64_t causal_count = 0;
   for (std::size_t j = 0; j < layout.attn_modes.size(); ++j) {
-    const AttnMode mode = layout.attn_modes[j] == "causal" ? AttnMode::causal : AttnMode::full;
+    const AttnMode mode = std::string_view(layout.attn_modes[j]) == "causal" ? AttnMode::causal : AttnMode::full;
     meta.attn_modes.push_back(mode);
     if (mode == AttnMode::causal) causal_count += layout.split_lens[j];
   }

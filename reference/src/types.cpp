@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
 
 #include "seqpack/reference/errors.hpp"
 
@@ -23,7 +24,7 @@ std::vector<std::int64_t> packer_und_tokens(const Layout& layout) {
   std::int64_t pos = 0;
   for (std::size_t j = 0; j < layout.split_lens.size(); ++j) {
     const std::int64_t len = std::max<std::int64_t>(0, layout.split_lens[j]);
-    if (j < layout.attn_modes.size() && layout.attn_modes[j] == "causal") {
+    if (j < layout.attn_modes.size() && std::string_view(layout.attn_modes[j]) == "causal") {
       for (std::int64_t i = 0; i < len; ++i) und.push_back(pos + i);
     }
     pos += len;

@@ -10,15 +10,21 @@
 namespace seqpack::reference {
 namespace {
 
+Refusal unsharded_fault(const Pack& pack, const char* operation) {
+  if (!pack.is_sharded) return std::nullopt;
+  return Error(Errc::sharded_pack, "pack.is_sharded",
+               std::string(operation) + " needs the whole pack, but this one is a context-parallel shard");
+}
 void require_unsharded(const Pack& pack, const char* operation) {
-  if (pack.is_sharded) {
-    throw Error(Errc::sharded_pack, "pack.is_sharded",
-                std::string(operation) + " needs the whole pack, but this one is a context-parallel shard");
-  }
+  if (auto e = unsharded_fault(pack, operation)) throw *e;
 }
 
+Refusal meta_fault(const Pack& pack) {
+  if (pack.meta) return std::nullopt;
+  return Error(Errc::invalid_argument, "pack.meta", "the pack has no metadata");
+}
 void require_meta(const Pack& pack) {
-  if (!pack.meta) throw Error(Errc::invalid_argument, "pack.meta", "the pack has no metadata");
+  if (auto e = meta_fault(pack)) throw *e;
 }
 
 void require_rows(const Rows& value, std::size_t rows, const char* field, const char* what) {
@@ -28,12 +34,14 @@ void require_rows(const Rows& value, std::size_t rows, const char* field, const 
   }
 }
 
+Refusal width_fault(const Rows& value, std::size_t width, const char* field) {
+  if (value.row_bytes() == width) return std::nullopt;
+  return Error(Errc::invalid_argument, field,
+               "rows of " + std::to_string(value.row_bytes()) + " bytes, the pack's streams have " +
+                   std::to_string(width));
+}
 void require_width(const Rows& value, std::size_t width, const char* field) {
-  if (value.row_bytes() != width) {
-    throw Error(
-        Errc::invalid_argument, field,
-        "rows of " + std::to_string(value.row_bytes()) + " bytes, the pack's streams have " + std::to_string(width));
-  }
+  if (auto e = width_fault(value, width, field)) throw *e;
 }
 
 // Writes stream rows [0, indices.size()) to their packed positions in `out`.
@@ -63,18 +71,30 @@ Rows interleave(const Pack& pack, std::size_t rows) {
   return out;
 }
 
-void require_real_rows_fit(const Pack& pack) {
-  require_meta(pack);
+Refusal real_rows_fault(const Pack& pack) {
+  if (auto e = meta_fault(pack)) return e;
   if (pack.causal_seq.rows() < pack.meta->causal_indices.size()) {
-    throw Error(Errc::invalid_argument, "pack.causal_seq",
-                "holds " + std::to_string(pack.causal_seq.rows()) + " rows, fewer than its " +
-                    std::to_string(pack.meta->causal_indices.size()) + " real rows");
+    return Error(Errc::invalid_argument, "pack.causal_seq",
+                 "holds " + std::to_string(pack.causal_seq.rows()) + " rows, fewer than its " +
+                     std::to_string(pack.meta->causal_indices.size()) + " real rows");
   }
   if (pack.full_only_seq.rows() < pack.meta->full_indices.size()) {
-    throw Error(Errc::invalid_argument, "pack.full_only_seq",
-                "holds " + std::to_string(pack.full_only_seq.rows()) + " rows, fewer than its " +
-                    std::to_string(pack.meta->full_indices.size()) + " real rows");
+    return Error(Errc::invalid_argument, "pack.full_only_seq",
+                 "holds " + std::to_string(pack.full_only_seq.rows()) + " rows, fewer than its " +
+                     std::to_string(pack.meta->full_indices.size()) + " real rows");
   }
+  return std::nullopt;
+}
+void require_real_rows_fit(const Pack& pack) {
+  if (auto e = real_rows_fault(pack)) throw *e;
+}
+
+// The checks of get_all_seq and get_all_seq_padded, in their order.
+Refusal interleave_fault(const Pack& pack, const char* operation) {
+  if (auto e = meta_fault(pack)) return e;
+  if (auto e = unsharded_fault(pack, operation)) return e;
+  if (auto e = real_rows_fault(pack)) return e;
+  return width_fault(pack.full_only_seq, pack.causal_seq.row_bytes(), "pack.full_only_seq");
 }
 
 }  // namespace
@@ -104,32 +124,42 @@ StreamView get_full_only_seq(const Pack& pack) {
 
 bool has_pad_segment(const Pack& pack) noexcept { return pack.pad_segment.has_value(); }
 
-PaddedStreamView get_causal_seq_padded(const Pack& pack) {
-  require_meta(pack);
-  if (!pack.pad_segment) return {pack.causal_seq, pack.meta->causal_seq_offsets, pack.meta->max_causal_len};
+Refusal get_causal_seq_padded_refusal(const Pack& pack) {
+  if (auto e = meta_fault(pack)) return e;
+  if (!pack.pad_segment) return std::nullopt;
   // Pad-segment offsets describe the unsharded stream (get_causal_seq_padded asserts the same).
-  require_unsharded(pack, "get_causal_seq_padded with a pad segment");
+  return unsharded_fault(pack, "get_causal_seq_padded with a pad segment");
+}
+
+PaddedStreamView get_causal_seq_padded(const Pack& pack) {
+  if (auto e = get_causal_seq_padded_refusal(pack)) throw *e;
+  if (!pack.pad_segment) return {pack.causal_seq, pack.meta->causal_seq_offsets, pack.meta->max_causal_len};
   return {pack.causal_seq, pack.pad_segment->causal_seq_offsets, pack.pad_segment->max_causal_len};
 }
 
+Refusal get_full_only_seq_padded_refusal(const Pack& pack) {
+  if (auto e = meta_fault(pack)) return e;
+  if (!pack.pad_segment) return std::nullopt;
+  return unsharded_fault(pack, "get_full_only_seq_padded with a pad segment");
+}
+
 PaddedStreamView get_full_only_seq_padded(const Pack& pack) {
-  require_meta(pack);
+  if (auto e = get_full_only_seq_padded_refusal(pack)) throw *e;
   if (!pack.pad_segment) return {pack.full_only_seq, pack.meta->full_only_seq_offsets, pack.meta->max_full_len};
-  require_unsharded(pack, "get_full_only_seq_padded with a pad segment");
   return {pack.full_only_seq, pack.pad_segment->full_only_seq_offsets, pack.pad_segment->max_full_len};
 }
 
+Refusal get_all_seq_refusal(const Pack& pack) { return interleave_fault(pack, "get_all_seq"); }
+
 Rows get_all_seq(const Pack& pack) {
-  require_meta(pack);
-  require_unsharded(pack, "get_all_seq");
-  require_real_rows_fit(pack);
+  if (auto e = get_all_seq_refusal(pack)) throw *e;
   return interleave(pack, static_cast<std::size_t>(pack.meta->num_tokens()));
 }
 
+Refusal get_all_seq_padded_refusal(const Pack& pack) { return interleave_fault(pack, "get_all_seq_padded"); }
+
 AllSeqPadded get_all_seq_padded(const Pack& pack) {
-  require_meta(pack);
-  require_unsharded(pack, "get_all_seq_padded");
-  require_real_rows_fit(pack);
+  if (auto e = get_all_seq_padded_refusal(pack)) throw *e;
   if (!pack.pad_segment) return {get_all_seq(pack), pack.meta->sample_offsets, pack.meta->max_sample_len};
   // The tail past the real rows is the two streams' padding together; it stays zero.
   return {interleave(pack, pack.causal_seq.rows() + pack.full_only_seq.rows()), pack.pad_segment->sample_offsets,
@@ -150,7 +180,12 @@ void set_all_seq(Pack& pack, const Rows& value) {
 
 Pack from_mode_splits(Rows causal_seq, Rows full_only_seq, const Pack& source, std::optional<bool> is_sharded) {
   require_meta(source);
-  Pack out = source;
+  // Everything but the streams, which are not copied only to be replaced.
+  Pack out;
+  out.meta = source.meta;
+  copy_pack_scalars(source, out);
+  out.causal_sample_ids = source.causal_sample_ids;
+  out.full_only_sample_ids = source.full_only_sample_ids;
   out.causal_seq = std::move(causal_seq);
   out.full_only_seq = std::move(full_only_seq);
   out.is_sharded = is_sharded.value_or(source.is_sharded);

@@ -50,6 +50,22 @@ TEST(Metadata, UnsortedUndIndexesAreAccepted) {
   layout.und_token_indexes = {8, 0, 7, 2, 4};
   expect_error([&] { ref::prepare_metadata(layout); }, ref::Errc::und_token_in_full_split, "und_token_indexes",
                "row 4 lies in full split 1");
+  // Descending lists and two ascending runs (the orders the generators send)
+  // are put in order without a sort: the same checks, the same errors.
+  for (const std::vector<std::int64_t>& und : {std::vector<std::int64_t>{8, 7, 2, 1, 0},
+                                               std::vector<std::int64_t>{1, 7, 0, 2, 8}}) {
+    layout.und_token_indexes = und;
+    EXPECT_NO_THROW(ref::prepare_metadata(layout));
+  }
+  for (const auto& [und, repeated] : {std::pair{std::vector<std::int64_t>{8, 7, 7, 0}, "index 7 "},
+                                      std::pair{std::vector<std::int64_t>{1, 7, 1, 8}, "index 1 "}}) {
+    layout.und_token_indexes = und;
+    expect_error([&] { ref::prepare_metadata(layout); }, ref::Errc::invalid_layout, "und_token_indexes",
+                 std::string(repeated) + "appears more than once");
+  }
+  layout.und_token_indexes = {2, 8, 0, 4, 7};
+  expect_error([&] { ref::prepare_metadata(layout); }, ref::Errc::und_token_in_full_split, "und_token_indexes",
+               "row 4 lies in full split 1");
 }
 
 ref::Options graphs(bool image) {

@@ -1,6 +1,10 @@
 // Views of a pack: round trips on every row width, the interleaved padded
 // stream, setters, packs made from other packs, and position ids.
 #include <cstring>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -158,6 +162,79 @@ TEST(Views, ShardedPackRefusesWholePackViews) {
   // A shard without a pad segment may use the plain offsets.
   ref::Pack full_only = build(make_layout({3, 5}, {"full", "full"}, {3, 5}), options);
   EXPECT_EQ(ref::get_full_only_seq_padded(ref::shard_pack(full_only, 1, 2)).offsets, (I32{0, 3, 8}));
+}
+
+// Each `*_refusal` function is the check its call runs before it builds
+// anything (the oracle's cp_local view answers from it without throwing), so
+// on every pack it names the error the call throws, field and message
+// included, or nothing when the call succeeds.
+TEST(Views, RefusalsAreWhatTheCallsThrow) {
+  ref::Options cp2;
+  cp2.cp_world_size = 2;
+  ref::Options plain_options;
+  plain_options.pad_segment_only_when_padded = true;
+  const ref::Pack whole = build(kTwoPairs, cp2);
+  std::vector<std::pair<std::string, ref::Pack>> packs = {
+      {"whole, pad segment", whole},
+      {"whole, no pad segment", build(kTwoPairs, plain_options)},
+      {"shard, pad segment", ref::shard_pack(whole, 1, 2)},
+      {"shard, no pad segment", ref::shard_pack(build(make_layout({3, 5}, {"full", "full"}, {3, 5}), cp2), 1, 2)},
+  };
+  ref::Pack no_meta = whole;
+  no_meta.meta.reset();
+  packs.emplace_back("no metadata", no_meta);
+  ref::Pack narrow_full = whole;
+  narrow_full.full_only_seq = ref::Rows(whole.full_only_seq.rows(), 2);
+  packs.emplace_back("full stream of another width", narrow_full);
+  ref::Pack short_causal = whole;
+  short_causal.causal_seq = ref::Rows(2, 4);
+  packs.emplace_back("causal stream shorter than its real rows", short_causal);
+
+  const auto outcome = [](auto&& call) -> std::string {
+    try {
+      call();
+      return "ok";
+    } catch (const ref::Error& e) {
+      return e.what() + std::string(" @") + e.field();
+    }
+  };
+  const auto refused = [](const ref::Refusal& r) {
+    return r ? r->what() + std::string(" @") + r->field() : std::string("ok");
+  };
+  std::set<std::string> seen;
+  for (const auto& [name, pack] : packs) {
+    SCOPED_TRACE(name);
+    const std::size_t tokens = pack.meta ? static_cast<std::size_t>(pack.meta->num_tokens()) : 13;
+    ref::PositionIds right;
+    right.len = tokens;
+    right.values.resize(tokens);
+    ref::PositionIds wrong_len = right;
+    wrong_len.len = tokens + 1;
+    wrong_len.values.resize(tokens + 1);
+    ref::PositionIds wrong_axes = right;
+    wrong_axes.axes = 2;
+    const std::vector<std::pair<std::string, std::string>> pairs = {
+        {outcome([&] { ref::get_all_seq(pack); }), refused(ref::get_all_seq_refusal(pack))},
+        {outcome([&] { ref::get_all_seq_padded(pack); }), refused(ref::get_all_seq_padded_refusal(pack))},
+        {outcome([&] { ref::get_causal_seq_padded(pack); }), refused(ref::get_causal_seq_padded_refusal(pack))},
+        {outcome([&] { ref::get_full_only_seq_padded(pack); }),
+         refused(ref::get_full_only_seq_padded_refusal(pack))},
+        {outcome([&] { ref::get_und_position_ids(right, pack); }),
+         refused(ref::get_und_position_ids_refusal(right, pack))},
+        {outcome([&] { ref::get_gen_position_ids(right, pack); }),
+         refused(ref::get_gen_position_ids_refusal(right, pack))},
+        {outcome([&] { ref::get_und_position_ids(wrong_len, pack); }),
+         refused(ref::get_und_position_ids_refusal(wrong_len, pack))},
+        {outcome([&] { ref::get_gen_position_ids(wrong_axes, pack); }),
+         refused(ref::get_gen_position_ids_refusal(wrong_axes, pack))},
+    };
+    for (const auto& [thrown, answered] : pairs) {
+      EXPECT_EQ(answered, thrown);
+      seen.insert(thrown.substr(0, thrown.find(':')));
+    }
+  }
+  // The packs reach success and both refusing classes.
+  EXPECT_EQ(seen, (std::set<std::string>{"ok", "sharded_pack", "invalid_argument"}));
 }
 
 TEST(Views, ZerosLikeKeepsLengthsAndMetadata) {

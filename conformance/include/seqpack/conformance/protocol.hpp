@@ -78,6 +78,15 @@ class Built {
   virtual reference::PositionIds shard_position_ids(const reference::PositionIds& ids, std::int64_t rank,
                                                     std::int64_t world_size) const;
   virtual std::unique_ptr<Built> gather(const std::vector<const Built*>& shards) const;
+
+  /// The calls whose error class the cp_local view records on a local pack.
+  enum class Call { all_seq, all_seq_padded, und_position_ids, gen_position_ids, causal_padded, full_only_padded };
+  /// The error class of `call` on this pack (`ids`: the position ids the
+  /// position-id calls take), or "ok". By default the call itself, its
+  /// reference::Error caught; the oracle answers from the reference's
+  /// `*_refusal` checks, which its calls run before they build anything
+  /// (a throw costs microseconds, and cp_local makes six per rank).
+  virtual std::string error_class(Call call, const reference::PositionIds& ids) const;
 };
 
 /// An implementation under conformance: builds a case's pack. Rows are the

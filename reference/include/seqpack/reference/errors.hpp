@@ -2,6 +2,7 @@
 // carries one. Every input the reference rejects maps to exactly one class.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -41,5 +42,10 @@ class Error : public std::runtime_error {
   Errc code_;
   std::string field_;
 };
+
+/// The error an operation would throw, found by the checks it runs before it
+/// builds anything; empty when the checks pass. An operation that has a
+/// `*_refusal` function throws exactly that function's answer.
+using Refusal = std::optional<Error>;
 
 }  // namespace seqpack::reference

@@ -1,6 +1,7 @@
 // Position ids of each stream (the original's get_und/gen_position_ids).
 #pragma once
 
+#include "seqpack/reference/errors.hpp"
 #include "seqpack/reference/types.hpp"
 
 namespace seqpack::reference {
@@ -11,5 +12,8 @@ namespace seqpack::reference {
 PositionIds get_und_position_ids(const PositionIds& ids, const Pack& pack);
 /// As get_und_position_ids, for the full rows.
 PositionIds get_gen_position_ids(const PositionIds& ids, const Pack& pack);
+/// What get_und_position_ids / get_gen_position_ids would throw (errors.hpp, Refusal).
+Refusal get_und_position_ids_refusal(const PositionIds& ids, const Pack& pack);
+Refusal get_gen_position_ids_refusal(const PositionIds& ids, const Pack& pack);
 
 }  // namespace seqpack::reference

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "seqpack/reference/errors.hpp"
 #include "seqpack/reference/types.hpp"
 
 namespace seqpack::reference {
@@ -39,12 +40,17 @@ StreamView get_full_only_seq(const Pack& pack);
 /// sharded_pack if the pack is sharded and has a pad segment.
 PaddedStreamView get_causal_seq_padded(const Pack& pack);
 PaddedStreamView get_full_only_seq_padded(const Pack& pack);
+/// What get_causal_seq_padded / get_full_only_seq_padded would throw (errors.hpp, Refusal).
+Refusal get_causal_seq_padded_refusal(const Pack& pack);
+Refusal get_full_only_seq_padded_refusal(const Pack& pack);
 
 bool has_pad_segment(const Pack& pack) noexcept;
 
 /// The real rows scattered back to packed order: [num_tokens, row width].
 /// sharded_pack on a sharded pack.
 Rows get_all_seq(const Pack& pack);
+/// What get_all_seq would throw (errors.hpp, Refusal).
+Refusal get_all_seq_refusal(const Pack& pack);
 
 /// The interleaved stream for the two-way dense pass.
 struct AllSeqPadded {
@@ -56,6 +62,8 @@ struct AllSeqPadded {
 /// packed positions and a zero tail, with the pad-segment sample offsets.
 /// Without: get_all_seq with the plain sample offsets. sharded_pack when sharded.
 AllSeqPadded get_all_seq_padded(const Pack& pack);
+/// What get_all_seq_padded would throw (errors.hpp, Refusal).
+Refusal get_all_seq_padded_refusal(const Pack& pack);
 
 /// Overwrites the real rows of both streams from `value`, in packed order
 /// ([num_tokens] rows of the streams' width); padding is left as it is.
