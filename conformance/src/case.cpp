@@ -1,6 +1,8 @@
 // Case data, building, and the JSON case files.
 #include "seqpack/conformance/case.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 
@@ -114,32 +116,103 @@ reference::Pack build_case(const Case& c, reference::GraphMarks* marks_after) {
   return pack;
 }
 
+namespace {
+
+// The compact JSON nlohmann's dump() writes, without building a document:
+// keys in sorted order at every level (its objects are sorted maps).
+class CaseText {
+ public:
+  std::string out;
+  void text(const std::string& v) {
+    if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7E && ch != '"' && ch != '\\'; })) {
+      out += '"';
+      out += v;
+      out += '"';
+    } else {
+      out += json(v).dump();  // escapes; throws on text that is not UTF-8, as dump() does
+    }
+  }
+  void num(std::int64_t v) {
+    char buf[24];
+    out.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+  }
+  void unum(std::uint64_t v) {
+    char buf[24];
+    out.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+  }
+  void flag(bool v) { out += v ? "true" : "false"; }
+  void ints(const std::vector<std::int64_t>& v) {
+    out += '[';
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      num(v[i]);
+    }
+    out += ']';
+  }
+  void texts(const std::vector<std::string>& v) {
+    out += '[';
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      text(v[i]);
+    }
+    out += ']';
+  }
+};
+
+}  // namespace
+
 std::string to_json(const Case& c, const std::string& id) {
   const auto& o = c.options;
-  json j = {
-      {"type", "case"},
-      {"id", id},
-      {"layout",
-       {{"sample_lens", c.layout.sample_lens},
-        {"split_lens", c.layout.split_lens},
-        {"attn_modes", c.layout.attn_modes},
-        {"und_token_indexes", c.layout.und_token_indexes}}},
-      {"rows", c.rows},
-      {"options",
-       {{"cp_world_size", o.cp_world_size},
-        {"pad_for_cuda_graphs", o.pad_for_cuda_graphs},
-        {"is_image_batch", o.is_image_batch},
-        {"full_seq_alignment", o.full_seq_alignment},
-        {"causal_seq_alignment", o.causal_seq_alignment},
-        {"pad_segment_only_when_padded", o.pad_segment_only_when_padded}}},
-      {"graph_bounds",
-       {{"image", {c.marks.image_causal, c.marks.image_full}}, {"video", {c.marks.video_causal, c.marks.video_full}}}},
-      {"row_bytes", c.row_bytes},
-      {"data_seed", static_cast<std::int64_t>(c.data_seed)},
-  };
-  if (!c.expect_error.empty()) j["expect_error"] = c.expect_error;
-  if (!c.fault.empty()) j["fault"] = c.fault;
-  return j.dump();
+  const auto& L = c.layout;
+  CaseText t;
+  t.out.reserve(256 + 12 * (L.sample_lens.size() + L.split_lens.size() + L.und_token_indexes.size()) +
+                10 * L.attn_modes.size());
+  t.out += "{\"data_seed\":";
+  t.num(static_cast<std::int64_t>(c.data_seed));
+  if (!c.expect_error.empty()) {
+    t.out += ",\"expect_error\":";
+    t.text(c.expect_error);
+  }
+  if (!c.fault.empty()) {
+    t.out += ",\"fault\":";
+    t.text(c.fault);
+  }
+  t.out += ",\"graph_bounds\":{\"image\":[";
+  t.num(c.marks.image_causal);
+  t.out += ',';
+  t.num(c.marks.image_full);
+  t.out += "],\"video\":[";
+  t.num(c.marks.video_causal);
+  t.out += ',';
+  t.num(c.marks.video_full);
+  t.out += "]},\"id\":";
+  t.text(id);
+  t.out += ",\"layout\":{\"attn_modes\":";
+  t.texts(L.attn_modes);
+  t.out += ",\"sample_lens\":";
+  t.ints(L.sample_lens);
+  t.out += ",\"split_lens\":";
+  t.ints(L.split_lens);
+  t.out += ",\"und_token_indexes\":";
+  t.ints(L.und_token_indexes);
+  t.out += "},\"options\":{\"causal_seq_alignment\":";
+  t.num(o.causal_seq_alignment);
+  t.out += ",\"cp_world_size\":";
+  t.num(o.cp_world_size);
+  t.out += ",\"full_seq_alignment\":";
+  t.num(o.full_seq_alignment);
+  t.out += ",\"is_image_batch\":";
+  t.flag(o.is_image_batch);
+  t.out += ",\"pad_for_cuda_graphs\":";
+  t.flag(o.pad_for_cuda_graphs);
+  t.out += ",\"pad_segment_only_when_padded\":";
+  t.flag(o.pad_segment_only_when_padded);
+  t.out += "},\"row_bytes\":";
+  t.unum(c.row_bytes);
+  t.out += ",\"rows\":";
+  t.num(c.rows);
+  t.out += ",\"type\":\"case\"}";
+  return std::move(t.out);
 }
 
 Case case_from_json(const std::string& text) { return case_from_json_value(parse_json(text, "case")); }

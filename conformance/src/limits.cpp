@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <istream>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -139,6 +141,141 @@ std::size_t utf8_length(const unsigned char* p, std::size_t n) {
   return len;
 }
 
+}  // namespace
+
+// Never recurses: the containers open are a stack.
+std::optional<json> parse_simple_json(std::string_view text, std::size_t max_values) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  const auto skip = [&] {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) ++p;
+  };
+  // A string after its opening quote, into `out`.
+  const auto string = [&](std::string& out) {
+    const char* const from = p;
+    while (p < end && *p != '"') {
+      if (*p < 0x20 || *p > 0x7E || *p == '\\') return false;
+      ++p;
+    }
+    if (p == end) return false;
+    out.assign(from, p);
+    ++p;
+    return true;
+  };
+  json root;
+  std::vector<json*> stack;  // the open containers
+  std::size_t values = 0;
+  std::string key;
+  json* slot = &root;
+  // `"key":` of the object on top, into the slot for its value.
+  const auto member = [&] {
+    skip();
+    if (p == end || *p != '"') return false;
+    ++p;
+    if (!string(key)) return false;
+    skip();
+    if (p == end || *p != ':') return false;
+    ++p;
+    json& object = *stack.back();
+    if (object.contains(key)) return false;
+    slot = &object[key];
+    return true;
+  };
+  for (;;) {
+    // A value, into `slot`.
+    skip();
+    if (p == end || ++values > max_values) return std::nullopt;
+    bool opened = false;
+    const char c = *p;
+    if (c == '{' || c == '[') {
+      if (stack.size() >= static_cast<std::size_t>(kMaxJsonDepth)) return std::nullopt;
+      *slot = c == '{' ? json::object() : json::array();
+      stack.push_back(slot);
+      ++p;
+      skip();
+      if (p < end && *p == (c == '{' ? '}' : ']')) {
+        ++p;
+        stack.pop_back();
+      } else {
+        opened = true;
+      }
+    } else if (c == '"') {
+      ++p;
+      std::string v;
+      if (!string(v)) return std::nullopt;
+      *slot = std::move(v);
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      const bool negative = c == '-';
+      if (negative) ++p;
+      const char* const digits = p;
+      std::uint64_t v = 0;
+      while (p < end && *p >= '0' && *p <= '9') {
+        if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, static_cast<unsigned>(*p - '0'), &v)) {
+          return std::nullopt;
+        }
+        ++p;
+      }
+      const std::size_t n = static_cast<std::size_t>(p - digits);
+      if (n == 0 || (*digits == '0' && (n > 1 || negative))) return std::nullopt;
+      if (negative && v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+      if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return std::nullopt;
+      if (negative) {
+        *slot = -static_cast<std::int64_t>(v);
+      } else {
+        *slot = v;
+      }
+    } else {
+      const std::string_view rest(p, static_cast<std::size_t>(end - p));
+      if (rest.substr(0, 4) == "true") {
+        *slot = true;
+        p += 4;
+      } else if (rest.substr(0, 5) == "false") {
+        *slot = false;
+        p += 5;
+      } else if (rest.substr(0, 4) == "null") {
+        *slot = nullptr;
+        p += 4;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (opened) {
+      if (stack.back()->is_object()) {
+        if (!member()) return std::nullopt;
+      } else {
+        stack.back()->push_back(json());
+        slot = &stack.back()->back();
+      }
+      continue;
+    }
+    // After a value: a separator, or the ends of the containers it closes.
+    for (;;) {
+      skip();
+      if (stack.empty()) {
+        if (p != end) return std::nullopt;
+        return root;
+      }
+      if (p == end) return std::nullopt;
+      json& top = *stack.back();
+      if (*p == ',') {
+        ++p;
+        if (top.is_object()) {
+          if (!member()) return std::nullopt;
+        } else {
+          top.push_back(json());
+          slot = &top.back();
+        }
+        break;
+      }
+      if (*p != (top.is_object() ? '}' : ']')) return std::nullopt;
+      ++p;
+      stack.pop_back();
+    }
+  }
+}
+
+namespace {
+
 __extension__ typedef __int128 Wide;
 
 }  // namespace
@@ -164,6 +301,7 @@ std::string printable(std::string_view text, std::size_t max) {
 }
 
 nlohmann::json parse_json(std::string_view text, const std::string& what, std::size_t max_values) {
+  if (auto simple = parse_simple_json(text, max_values)) return std::move(*simple);
   json root;
   BoundedDom dom(root, max_values);
   bool ok = false;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 #include <istream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -398,27 +399,55 @@ std::vector<std::int64_t> local_world_sizes(std::int64_t cp) {
   return w;
 }
 
-// Every rank's shard of `b` into `shards`; when a stream does not divide by
-// `world`, writes `"error": "not_divisible"`, closes the entry and returns false.
-bool shard_all(Writer& w, const Built& b, std::int64_t world, std::vector<std::unique_ptr<Built>>& shards) {
-  try {
-    for (std::int64_t r = 0; r < world; ++r) shards.push_back(b.shard(r, world));
-  } catch (const ref::Error& e) {
-    if (e.code() != ref::Errc::not_divisible) throw;
-    w.key("error").str(ref::to_string(e.code())).close();
-    return false;
+// Every rank's shard of one pack at each world size, made once per result
+// and read by cp_shards, cp_local and cp_global (the views only read them).
+class Shards {
+ public:
+  explicit Shards(const Built& b) : b_(b) {}
+  struct Set {
+    std::vector<std::unique_ptr<Built>> ranks;  // empty when shard refused
+    std::optional<ref::Error> refused;          // not_divisible
+  };
+  // The shards at `world`; an error other than not_divisible is thrown.
+  const Set& at(std::int64_t world) {
+    auto it = made_.find(world);
+    if (it != made_.end()) return it->second;
+    Set set;
+    try {
+      for (std::int64_t r = 0; r < world; ++r) set.ranks.push_back(b_.shard(r, world));
+    } catch (const ref::Error& e) {
+      if (e.code() != ref::Errc::not_divisible) throw;
+      set.ranks.clear();
+      set.refused = e;
+    }
+    return made_.emplace(world, std::move(set)).first->second;
   }
-  return true;
+
+ private:
+  const Built& b_;
+  std::map<std::int64_t, Set> made_;
+};
+
+// The shards at `world`; when a stream does not divide by it, writes
+// `"error": "not_divisible"`, closes the entry and returns nullptr.
+const std::vector<std::unique_ptr<Built>>* shard_all(Writer& w, Shards& shards, std::int64_t world) {
+  const Shards::Set& set = shards.at(world);
+  if (set.refused) {
+    w.key("error").str(ref::to_string(set.refused->code())).close();
+    return nullptr;
+  }
+  return &set.ranks;
 }
 
-void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
+void cp_local(Writer& w, Shards& all, const conformance::Case& c) {
   w.open_list();
+  const ref::PositionIds ids = position_ids(c.rows, false);
   for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
     w.open().key("world_size").num(world);
-    std::vector<std::unique_ptr<Built>> shards;
-    if (!shard_all(w, b, world, shards)) continue;
+    const auto* shards = shard_all(w, all, world);
+    if (!shards) continue;
     w.key("shards").open_list();
-    for (const auto& local : shards) {
+    for (const auto& local : *shards) {
       const ref::Pack& p = local->pack();
       w.open().key("causal_rows").ints(row_names(p.causal_seq)).key("full_only_rows").ints(row_names(p.full_only_seq));
       const auto [lc, lf] = local->num_real_tokens();
@@ -426,7 +455,6 @@ void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
       w.key("causal_sample_ids").ints(p.causal_sample_ids).key("full_only_sample_ids").ints(p.full_only_sample_ids);
       w.key("from_all_seq");
       summary(w, *local->from_all_seq(foreign_rows(7, p.causal_seq.rows() + p.full_only_seq.rows())));
-      const ref::PositionIds ids = position_ids(c.rows, false);
       w.key("refused").open();
       w.key("all_seq").str(local->error_class(Built::Call::all_seq, ids));
       w.key("all_seq_padded").str(local->error_class(Built::Call::all_seq_padded, ids));
@@ -444,13 +472,14 @@ void cp_local(Writer& w, const Built& b, const conformance::Case& c) {
 // What shards keep of the whole pack (global offsets and maxima), their
 // position ids and the pack gathered back: the framework's CP utilities,
 // for each world size of cp_local.
-void cp_global(Writer& w, const Built& b, const conformance::Case& c) {
+void cp_global(Writer& w, const Built& b, Shards& all, const conformance::Case& c) {
   w.open_list();
   const ref::PositionIds one = position_ids(c.rows, false), three = position_ids(c.rows, true);
   for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
     w.open().key("world_size").num(world);
-    std::vector<std::unique_ptr<Built>> shards;
-    if (!shard_all(w, b, world, shards)) continue;
+    const auto* found = shard_all(w, all, world);
+    if (!found) continue;
+    const auto& shards = *found;
     w.key("shards").open_list();
     for (std::int64_t r = 0; r < world; ++r) {
       const ref::Pack& p = shards[static_cast<std::size_t>(r)]->pack();
@@ -497,7 +526,7 @@ void cp_global(Writer& w, const Built& b, const conformance::Case& c) {
 
 // The views a result carries beyond the first protocol's, each on a fresh
 // build where the view changes the pack.
-void more_views(Writer& w, const Implementation& impl, const Built& b, const conformance::Case& c,
+void more_views(Writer& w, const Implementation& impl, const Built& b, Shards& shards, const conformance::Case& c,
                 const ref::Rows& rows, const std::vector<std::string>& views) {
   const ref::Pack& p = b.pack();
   const auto rebuild = [&](const ref::Rows& r) {
@@ -555,11 +584,11 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, const con
   }
   if (wants(views, "cp_local")) {
     w.key("cp_local");
-    cp_local(w, b, c);
+    cp_local(w, shards, c);
   }
   if (wants(views, "cp_global")) {
     w.key("cp_global");
-    cp_global(w, b, c);
+    cp_global(w, b, shards, c);
   }
   if (wants(views, "metadata_reuse")) {
     ref::GraphMarks m = c.marks;
@@ -652,6 +681,7 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
     }
     const ref::Rows rows = numbered_rows(c.rows);
     const std::unique_ptr<Built> built = impl.build(rows, c, after);
+    Shards shards(*built);
     const ref::Pack& p = built->pack();
     const ref::Metadata& m = *p.meta;
     Writer w;
@@ -691,9 +721,11 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
           p.full_only_seq.rows() % static_cast<std::size_t>(world) != 0) {
         w.open().key("error").str("not_divisible").close();
       } else {
+        const Shards::Set& set = shards.at(world);
+        if (set.refused) throw *set.refused;  // a port's shard refusing divisible streams
         w.open_list();
         for (std::int64_t r = 0; r < world; ++r) {
-          const std::unique_ptr<Built> s = built->shard(r, world);
+          const std::unique_ptr<Built>& s = set.ranks[static_cast<std::size_t>(r)];
           const auto [lc, lf] = ref::get_num_real_tokens(s->pack());
           w.open().key("rank").num(r).key("causal_rows").ints(row_names(s->pack().causal_seq));
           w.key("full_only_rows").ints(row_names(s->pack().full_only_seq));
@@ -702,7 +734,7 @@ std::string result_or_error(const Implementation& impl, const conformance::Case&
         w.close_list();
       }
     }
-    more_views(w, impl, *built, c, rows, views);
+    more_views(w, impl, *built, shards, c, rows, views);
     w.close().close();
     if (marks_after) *marks_after = after;
     return w.text();

@@ -147,8 +147,11 @@ Pack gather_shards(const std::vector<Pack>& shards) {
 PositionIds shard_position_ids(const PositionIds& position_ids, const Pack& pack, std::int64_t rank,
                                std::int64_t world_size) {
   check_world(rank, world_size);
-  const PositionIds und = get_und_position_ids(position_ids, pack);
-  const PositionIds gen = get_gen_position_ids(position_ids, pack);
+  // The checks of get_und_position_ids and get_gen_position_ids, whose ids
+  // are sliced here: each stream's ids, zero past its real rows (the
+  // padding), read only where the slice lies.
+  if (auto e = get_und_position_ids_refusal(position_ids, pack)) throw *e;
+  if (auto e = get_gen_position_ids_refusal(position_ids, pack)) throw *e;
   const std::size_t causal_len = shard_len(pack.causal_seq.rows(), world_size, "causal_seq");
   const std::size_t full_len = shard_len(pack.full_only_seq.rows(), world_size, "full_only_seq");
   const auto r = static_cast<std::size_t>(rank);
@@ -158,15 +161,16 @@ PositionIds shard_position_ids(const PositionIds& position_ids, const Pack& pack
   out.axes = position_ids.axes;
   out.len = causal_len + full_len;
   out.values.reserve(out.axes * out.len);
-  // Each stream's ids are zero past its real rows (the padding), then sliced.
-  const auto append_slice = [&](const PositionIds& ids, std::size_t axis, std::size_t first, std::size_t count) {
+  const auto append_slice = [&](const std::vector<std::int32_t>& indices, std::size_t axis, std::size_t first,
+                                std::size_t count) {
+    const std::int64_t* axis_ids = position_ids.values.data() + axis * position_ids.len;
     for (std::size_t i = first; i < first + count; ++i) {
-      out.values.push_back(i < ids.len ? ids.values[axis * ids.len + i] : 0);
+      out.values.push_back(i < indices.size() ? axis_ids[indices[i]] : 0);
     }
   };
   for (std::size_t a = 0; a < out.axes; ++a) {
-    append_slice(und, a, r * causal_len, causal_len);
-    append_slice(gen, a, r * full_len, full_len);
+    append_slice(pack.meta->causal_indices, a, r * causal_len, causal_len);
+    append_slice(pack.meta->full_indices, a, r * full_len, full_len);
   }
   return out;
 }

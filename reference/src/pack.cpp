@@ -7,6 +7,7 @@
 
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/reference/errors.hpp"
+#include "row_copy.hpp"
 #include "seqpack/reference/metadata.hpp"
 #include "seqpack/reference/padding.hpp"
 
@@ -32,7 +33,7 @@ void gather_rows(const Rows& packed, const std::vector<std::int32_t>& indices, R
   const std::size_t width = packed.row_bytes();
   if (width == 0) return;
   for (std::size_t i = 0; i < indices.size(); ++i) {
-    std::memcpy(out.row(i), packed.row(static_cast<std::size_t>(indices[i])), width);
+    detail::copy_row(out.row(i), packed.row(static_cast<std::size_t>(indices[i])), width);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/reference/errors.hpp"
+#include "row_copy.hpp"
 
 namespace seqpack::reference {
 namespace {
@@ -49,7 +50,7 @@ void scatter_rows(const Rows& stream, const std::vector<std::int32_t>& indices, 
   const std::size_t width = stream.row_bytes();
   if (width == 0) return;
   for (std::size_t i = 0; i < indices.size(); ++i) {
-    std::memcpy(out.row(static_cast<std::size_t>(indices[i])), stream.row(i), width);
+    detail::copy_row(out.row(static_cast<std::size_t>(indices[i])), stream.row(i), width);
   }
 }
 
@@ -58,7 +59,7 @@ void gather_rows(const Rows& value, const std::vector<std::int32_t>& indices, Ro
   const std::size_t width = value.row_bytes();
   if (width == 0) return;
   for (std::size_t i = 0; i < indices.size(); ++i) {
-    std::memcpy(stream.row(i), value.row(static_cast<std::size_t>(indices[i])), width);
+    detail::copy_row(stream.row(i), value.row(static_cast<std::size_t>(indices[i])), width);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seqpack/conformance/case.hpp"
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
@@ -46,6 +49,20 @@ TEST(Oracle, AnswersTheProtocolExample) {
   EXPECT_EQ(r["pack"]["pad_segment"]["sample_offsets"], json::parse("[0,5,10,12]"));
   EXPECT_EQ(r["views"]["all_seq_padded"]["rows"], json::parse("[0,1,2,3,4,5,6,7,8,9,-1,-1]"));
   EXPECT_EQ(r["graph_bounds"], json::parse(R"({"image":[0,0],"video":[0,0]})"));
+}
+
+// Ids come back as they were sent, whatever they hold: the answer's writer
+// escapes what JSON needs and writes the rest as it is.
+TEST(Oracle, AnswersCarryTheIdExactly) {
+  for (const std::string id : {"plain-1", "back\\slash", "q\"uote", "tab\there", "del\x7F", "caf\xC3\xA9", ""}) {
+    std::string line = kCase;
+    const std::string from = "\"id\":\"c1\"";
+    ASSERT_NE(line.find(from), std::string::npos);
+    line.replace(line.find(from), from.size(), "\"id\":" + json(id).dump());
+    const json r = answer(line);
+    EXPECT_EQ(r["ok"], true) << r;
+    EXPECT_EQ(r["id"], id);
+  }
 }
 
 TEST(Oracle, MalformedRequestsGetNamedErrors) {
@@ -314,3 +331,174 @@ TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
   const std::string bomb = R"({"type":"result","id":"big","ok":true,"pack":{"x":{"runs":[0,100000000,0]}}})";
   EXPECT_NE(sc::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
 }
+
+namespace {
+
+// parse_json's fast path gives the document nlohmann's parser builds, or
+// leaves the text to it: on the golden vector lines (nearly all of which it
+// must read itself),
+// on edge cases of each token, and on 20,000 damaged copies of vector lines.
+TEST(Limits, TheFastPathReadsWhatTheGeneralParserReads) {
+  const auto general = [](const std::string& text) -> std::optional<json> {
+    try {
+      return json::parse(text);
+    } catch (const json::exception&) {  // not JSON, or a number out of range
+      return std::nullopt;
+    }
+  };
+  std::vector<std::string> lines;
+  std::ifstream in(std::string(SEQPACK_VECTORS_DIR) + "/vectors.jsonl");
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GT(lines.size(), 400u);
+  std::size_t simple = 0;
+  for (const auto& line : lines) {
+    const auto fast = sc::parse_simple_json(line);
+    if (!fast) continue;  // escapes or non-ASCII text (error vectors' modes)
+    ++simple;
+    ASSERT_EQ(fast->dump(), json::parse(line).dump()) << line.substr(0, 200);
+  }
+  EXPECT_GT(simple, lines.size() * 95 / 100);
+  // Each edge: what the fast path must make of it (nullopt: left to the general parser).
+  const std::vector<std::pair<std::string, std::optional<json>>> edges = {
+      {"0", json(0u)},
+      {"-5", json(std::int64_t{-5})},
+      {"18446744073709551615", json(UINT64_MAX)},
+      {"18446744073709551616", std::nullopt},
+      {"9223372036854775807", json(std::uint64_t{INT64_MAX})},
+      {"-9223372036854775807", json(-INT64_MAX)},
+      {"-9223372036854775808", std::nullopt},
+      {"-0", std::nullopt},
+      {"01", std::nullopt},
+      {"1.5", std::nullopt},
+      {"1e3", std::nullopt},
+      {"-", std::nullopt},
+      {" [ 1 , true , false , null , \"x\" , { } , [ ] ] ", json::parse("[1,true,false,null,\"x\",{},[]]")},
+      {"[1,]", std::nullopt},
+      {"[1 2]", std::nullopt},
+      {"{\"a\":1,}", std::nullopt},
+      {"{\"a\":1,\"a\":2}", std::nullopt},
+      {"{\"a\" 1}", std::nullopt},
+      {"\"a\\nb\"", std::nullopt},
+      {"\"caf\xC3\xA9\"", std::nullopt},
+      {"\"tab\there\"", std::nullopt},
+      {"\"unterminated", std::nullopt},
+      {"truex", std::nullopt},
+      {"nul", std::nullopt},
+      {"[] []", std::nullopt},
+      {"", std::nullopt},
+      {std::string(64, '[') + std::string(64, ']'), json::parse(std::string(64, '[') + std::string(64, ']'))},
+      {std::string(65, '[') + std::string(65, ']'), std::nullopt},
+  };
+  for (const auto& [text, want] : edges) {
+    const auto fast = sc::parse_simple_json(text);
+    EXPECT_EQ(fast.has_value(), want.has_value()) << text;
+    if (fast && want) {
+      EXPECT_EQ(*fast, *want) << text;
+      EXPECT_EQ(fast->dump(), want->dump()) << text;  // the same number types (unsigned, signed)
+    }
+  }
+  EXPECT_FALSE(sc::parse_simple_json("[1,2,3]", 3).has_value());  // four values
+  EXPECT_TRUE(sc::parse_simple_json("[1,2,3]", 4).has_value());
+  // Damaged lines: a byte replaced, removed or inserted.
+  std::mt19937_64 rng(7);
+  const std::string tricky = "{}[],:\"\\-0123456789.eE tfnx\x01\xC3\xFF";
+  std::size_t taken = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string t = lines[rng() % lines.size()].substr(0, 400);
+    const std::size_t at = rng() % t.size();
+    const char ch = tricky[rng() % tricky.size()];
+    switch (rng() % 3) {
+      case 0:
+        t[at] = ch;
+        break;
+      case 1:
+        t.erase(at, 1);
+        break;
+      default:
+        t.insert(at, 1, ch);
+    }
+    const auto fast = sc::parse_simple_json(t);
+    const auto slow = general(t);
+    if (!fast) continue;
+    ++taken;
+    ASSERT_TRUE(slow.has_value()) << t;
+    ASSERT_EQ(fast->dump(), slow->dump()) << t;
+  }
+  // Whole short lines, damaged, are parsed by the fast path often enough to matter.
+  for (int k = 0; k < 2000; ++k) {
+    const std::string& line = lines[rng() % lines.size()];
+    if (line.size() > 3000) continue;
+    std::string t = line;
+    t[rng() % t.size()] = tricky[rng() % 10];
+    const auto fast = sc::parse_simple_json(t);
+    if (!fast) continue;
+    ++taken;
+    const auto slow = general(t);
+    ASSERT_TRUE(slow.has_value()) << t;
+    ASSERT_EQ(fast->dump(), slow->dump()) << t;
+  }
+  EXPECT_GT(taken, 100u);
+}
+
+}  // namespace
+
+namespace {
+
+// to_json writes the compact, key-sorted text nlohmann's serializer writes
+// for the case as a document (built here field by field), for generated
+// cases of both profiles and for text that needs escaping.
+TEST(CaseJson, TheWriterWritesWhatTheSerializerWrites) {
+  const auto serialized = [](const sc::Case& c, const std::string& id) {
+    const auto& o = c.options;
+    json j = {
+        {"type", "case"},
+        {"id", id},
+        {"layout",
+         {{"sample_lens", c.layout.sample_lens},
+          {"split_lens", c.layout.split_lens},
+          {"attn_modes", c.layout.attn_modes},
+          {"und_token_indexes", c.layout.und_token_indexes}}},
+        {"rows", c.rows},
+        {"options",
+         {{"cp_world_size", o.cp_world_size},
+          {"pad_for_cuda_graphs", o.pad_for_cuda_graphs},
+          {"is_image_batch", o.is_image_batch},
+          {"full_seq_alignment", o.full_seq_alignment},
+          {"causal_seq_alignment", o.causal_seq_alignment},
+          {"pad_segment_only_when_padded", o.pad_segment_only_when_padded}}},
+        {"graph_bounds",
+         {{"image", {c.marks.image_causal, c.marks.image_full}}, {"video", {c.marks.video_causal, c.marks.video_full}}}},
+        {"row_bytes", c.row_bytes},
+        {"data_seed", static_cast<std::int64_t>(c.data_seed)},
+    };
+    if (!c.expect_error.empty()) j["expect_error"] = c.expect_error;
+    if (!c.fault.empty()) j["fault"] = c.fault;
+    return j.dump();
+  };
+  std::set<std::string> faults;
+  for (const auto profile : {seqpack::properties::Profile::packer, seqpack::properties::Profile::strict}) {
+    const auto gen = seqpack::properties::gen_case(profile);
+    for (std::uint64_t i = 0; i < 1500; ++i) {
+      const sc::Case c = gen(rc::Random(i * 0x9E3779B97F4A7C15ull + 11), 100).value();
+      ASSERT_EQ(sc::to_json(c, "p" + std::to_string(i)), serialized(c, "p" + std::to_string(i)));
+      faults.insert(c.fault);
+    }
+  }
+  EXPECT_GT(faults.size(), 5u);  // the strict profile's faults came by
+  sc::Case odd;
+  odd.layout = {{2}, {1, 1}, {"causal", "f\"u\\ll\n\xC3\xA9"}, {0}};
+  odd.rows = 2;
+  odd.data_seed = ~0ull;
+  odd.row_bytes = ~std::size_t{0};
+  odd.marks.video_full = -3;
+  odd.expect_error = "invalid_layout";
+  odd.fault = "unknown_mode";
+  EXPECT_EQ(sc::to_json(odd, "id \"quoted\" \x01"), serialized(odd, "id \"quoted\" \x01"));
+  EXPECT_EQ(sc::to_json(odd, "back\\slash"), serialized(odd, "back\\slash"));
+  EXPECT_EQ(sc::to_json(odd, "del \x7F"), serialized(odd, "del \x7F"));
+  odd.layout.attn_modes[1] = "\xFF";  // not UTF-8: refused by both
+  EXPECT_THROW(sc::to_json(odd), json::exception);
+  EXPECT_THROW(serialized(odd, "case"), json::exception);
+}
+
+}  // namespace

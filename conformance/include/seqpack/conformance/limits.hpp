@@ -51,6 +51,15 @@ class InputError : public std::runtime_error {
 /// InputError "<what>: <problem> at byte N" otherwise. Never recurses.
 nlohmann::json parse_json(std::string_view text, const std::string& what, std::size_t max_values = kMaxJsonValues);
 
+/// parse_json's fast path, for the common shape of a protocol line: objects,
+/// arrays, integers that fit uint64 (negative ones int64), true/false/null,
+/// and strings of printable ASCII without escapes, within the depth and
+/// value limits, no key repeated. The document nlohmann's parser builds
+/// (non-negative integers unsigned), or nullopt for anything else, every
+/// error included: parse_json then reads the text with the general parser,
+/// so errors and their messages are that parser's.
+std::optional<nlohmann::json> parse_simple_json(std::string_view text, std::size_t max_values = kMaxJsonValues);
+
 /// The values a port's answer may hold (parsed, and after its runs are
 /// expanded): kMaxJsonValues, or twice what the reference's own answer to
 /// the same request holds when that is more (a session of large packs), so
