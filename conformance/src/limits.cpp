@@ -3,6 +3,7 @@
 #include "seqpack/conformance/limits.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <istream>
 #include <optional>
@@ -388,26 +389,30 @@ std::optional<std::string> too_large(const Case& c, const CaseShape& shape, std:
 bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std::size_t* too_long) {
   line.clear();
   *too_long = 0;
-  std::streambuf* sb = in.rdbuf();
-  std::size_t n = 0;
+  in.clear();  // the state of an earlier read does not stop this one
+  std::size_t n = 0;  // bytes of the line so far
   bool any = false;
+  // In chunks: getline copies out of the stream's buffer up to the newline.
+  std::array<char, std::size_t{1} << 16> chunk;
   for (;;) {
-    const int ch = sb->sbumpc();
-    if (ch == std::char_traits<char>::eof()) {
-      if (!any) {
-        in.setstate(std::ios::eofbit | std::ios::failbit);
-        return false;
-      }
-      break;
+    in.getline(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    const bool eof = in.eof(), filled = in.fail() && !eof;
+    if (eof && got == 0 && !any) {
+      in.setstate(std::ios::eofbit | std::ios::failbit);
+      return false;
     }
     any = true;
-    if (ch == '\n') break;
-    if (n < max) {
-      line.push_back(static_cast<char>(ch));
-    } else if (n == max) {
+    // The newline, when it was read, is counted in gcount but not stored.
+    const std::size_t stored = eof || filled ? got : got - 1;
+    if (n + stored <= max) {
+      line.append(chunk.data(), stored);
+    } else if (n <= max) {
       std::string().swap(line);  // past the limit: nothing more is kept
     }
-    ++n;
+    n += stored;
+    if (!filled) break;  // the newline or the end of the input
+    in.clear();          // a chunk filled: the line goes on
   }
   if (n > max) *too_long = n;
   return true;

@@ -502,3 +502,46 @@ TEST(CaseJson, TheWriterWritesWhatTheSerializerWrites) {
 }
 
 }  // namespace
+
+namespace {
+
+// read_line_bounded reads the lines std::getline reads, keeps those of at
+// most `max` bytes and reports the length of longer ones, at the lengths
+// around its 64 KiB chunks and around `max`, with and without a final newline.
+TEST(Limits, BoundedLinesAreTheLinesGetlineReads) {
+  const std::size_t chunk = std::size_t{1} << 16;
+  std::vector<std::size_t> lengths = {0, 1, 2, 9, 10, 11, chunk - 2, chunk - 1, chunk, chunk + 1, 2 * chunk - 1,
+                                      2 * chunk, 3 * chunk + 5};
+  for (const std::size_t max : {std::size_t{10}, chunk - 1, chunk, 2 * chunk}) {
+    for (const bool final_newline : {true, false}) {
+      std::string text;
+      std::vector<std::string> want;
+      for (std::size_t k = 0; k < lengths.size(); ++k) {
+        std::string line(lengths[k], static_cast<char>('a' + k));
+        if (!line.empty()) line[line.size() / 2] = '\r';
+        want.push_back(line);
+        text += line;
+        if (k + 1 < lengths.size() || final_newline) text += '\n';
+      }
+      std::istringstream in(text);
+      std::string line;
+      std::size_t too_long = 0;
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        SCOPED_TRACE("max " + std::to_string(max) + ", line " + std::to_string(k) + " of " +
+                     std::to_string(want[k].size()) + " bytes" + (final_newline ? "" : ", no final newline"));
+        ASSERT_TRUE(sc::read_line_bounded(in, line, max, &too_long));
+        if (want[k].size() <= max) {
+          EXPECT_EQ(too_long, 0u);
+          EXPECT_TRUE(line == want[k]);
+        } else {
+          EXPECT_EQ(too_long, want[k].size());
+          EXPECT_TRUE(line.empty());
+        }
+      }
+      EXPECT_FALSE(sc::read_line_bounded(in, line, max, &too_long));
+      EXPECT_FALSE(sc::read_line_bounded(in, line, max, &too_long));  // and stays at the end
+    }
+  }
+}
+
+}  // namespace
