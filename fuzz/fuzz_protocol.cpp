@@ -1,6 +1,8 @@
 // Fuzz target: arbitrary bytes as protocol request lines into the oracle's
 // request handling (seqpack oracle's loop). Every line must get exactly one
-// JSON object back, a result or a named error, never a crash or a hang. The
+// JSON object back, a result or a named error, never a crash or a hang; a
+// line that parse_json's fast path reads must parse to the same document
+// with nlohmann's parser. The
 // oracle's row limit is lowered (kRowLimit) so that each input stays fast.
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "seqpack/conformance/limits.hpp"
 #include "seqpack/conformance/protocol.hpp"
 
 namespace sc = seqpack::conformance;
@@ -104,6 +107,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string line = input.substr(start, end - start);
     start = end + 1;
     if (line.empty()) continue;
+    // parse_json's fast path reads a line only as nlohmann's parser does.
+    if (const auto fast = sc::parse_simple_json(line)) {
+      nlohmann::json general;
+      try {
+        general = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception& e) {
+        std::fprintf(stderr, "\nseqpack-fuzz: protocol: the fast path read a line the parser refuses (%s)\nline: %s\n",
+                     e.what(), line.c_str());
+        std::abort();
+      }
+      if (fast->dump() != general.dump()) {
+        std::fprintf(stderr, "\nseqpack-fuzz: protocol: the fast path read another document\nline: %s\nfast: %s\n",
+                     line.c_str(), fast->dump().c_str());
+        std::abort();
+      }
+    }
     const std::string answer = oracle.handle(line);
     if (!well_formed(answer) || answer.find('\n') != std::string::npos) {
       std::fprintf(stderr, "\nseqpack-fuzz: protocol: malformed answer\nline: %s\nanswer: %s\n", line.c_str(),
