@@ -33,7 +33,12 @@ namespace sc = seqpack::conformance;
 // The protocol loop: one answer line per request line, flushed.
 int run_oracle_loop(bool allow_runs) {
   std::ios::sync_with_stdio(false);
-  return sc::serve(std::cin, std::cout, allow_runs);
+  try {
+    return sc::serve(std::cin, std::cout, allow_runs);
+  } catch (const sc::InputError& e) {  // stdin cannot be read
+    std::cerr << "oracle: " << e.what() << "\n";
+    return 2;
+  }
 }
 
 // A seed: decimal digits that fit uint64 (CLI11 would wrap "-1" around).

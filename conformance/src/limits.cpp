@@ -397,7 +397,11 @@ bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std
   for (;;) {
     in.getline(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
+    // A read error (getline catches the stream buffer's exception and sets
+    // badbit): retrying would spin forever on it.
+    if (in.bad()) throw InputError("the input cannot be read (an I/O error, or not a file)");
     const bool eof = in.eof(), filled = in.fail() && !eof;
+    if (filled && got != chunk.size() - 1) throw InputError("the input stream stopped mid-line");
     if (eof && got == 0 && !any) {
       in.setstate(std::ios::eofbit | std::ios::failbit);
       return false;

@@ -998,7 +998,9 @@ int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& 
 std::vector<Vector> read_vectors(const std::string& dir) {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+    if (e.path().extension() != ".jsonl") continue;
+    if (!e.is_regular_file()) throw std::runtime_error("--vectors: " + e.path().string() + " is not a regular file");
+    files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) throw std::runtime_error("--vectors: " + dir + " holds no *.jsonl vector file");

@@ -544,4 +544,37 @@ TEST(Limits, BoundedLinesAreTheLinesGetlineReads) {
   }
 }
 
+// A stream that fails to read (an I/O error; a directory given as stdin)
+// is an InputError, also in the middle of a line, never a retry loop.
+TEST(Limits, ABoundedLineOnAFailingStreamIsAnError) {
+  // Hands out `text`, then throws as a file buffer does on a read error.
+  class Failing : public std::streambuf {
+   public:
+    explicit Failing(std::string text) : text_(std::move(text)) { setg(text_.data(), text_.data(), text_.data() + text_.size()); }
+
+   protected:
+    // Past 1,000 retries it reports the end, so that a reader which retries
+    // a failed read ends (and fails the test) instead of spinning.
+    int_type underflow() override {
+      if (++reads_ > 1000) return traits_type::eof();
+      throw std::ios_base::failure("read error");
+    }
+
+   private:
+    std::string text_;
+    int reads_ = 0;
+  };
+  for (const std::string text : {"", "half a line", "one line\nhalf"}) {
+    Failing buffer(text);
+    std::istream in(&buffer);
+    std::string line;
+    std::size_t too_long = 0;
+    if (text.find('\n') != std::string::npos) {
+      ASSERT_TRUE(sc::read_line_bounded(in, line, 100, &too_long));
+      EXPECT_EQ(line, "one line");
+    }
+    EXPECT_THROW(sc::read_line_bounded(in, line, 100, &too_long), sc::InputError) << text;
+  }
+}
+
 }  // namespace

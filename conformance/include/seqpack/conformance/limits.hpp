@@ -90,7 +90,8 @@ std::optional<std::string> too_large(const Case& c, const CaseShape& shape, std:
 /// Reads one line of at most `max` bytes (newline excluded; a trailing CR is
 /// kept) into `line`. Returns false at the end of input with nothing read.
 /// A longer line is consumed to its end but not stored: `*too_long` is set
-/// to its length in bytes and `line` is left empty.
+/// to its length in bytes and `line` is left empty. Throws InputError when
+/// the stream cannot be read (an I/O error; a directory opened as a file).
 bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std::size_t* too_long);
 
 }  // namespace seqpack::conformance
