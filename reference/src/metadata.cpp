@@ -107,10 +107,14 @@ void check_und_in_causal_splits(const Layout& layout, const std::vector<std::int
   const auto& splits = layout.split_lens;
   Wide start = 0;
   std::size_t j = 0;
+  bool full = !splits.empty() && std::string_view(layout.attn_modes[0]) == "full";  // split j's mode
   for (const std::int64_t u : sorted_und) {
-    while (j < splits.size() && start + splits[j] <= u) start += splits[j++];
+    if (j < splits.size() && start + splits[j] <= u) {
+      while (j < splits.size() && start + splits[j] <= u) start += splits[j++];
+      full = j < splits.size() && std::string_view(layout.attn_modes[j]) == "full";
+    }
     // u < num_tokens, so split j exists and holds u.
-    if (std::string_view(layout.attn_modes[j]) == "full") {
+    if (full) {
       throw Error(Errc::und_token_in_full_split, "und_token_indexes",
                   "und token at packed row " + std::to_string(u) + " lies in full split " + std::to_string(j) +
                       " (rows [" + str(start) + ", " + str(start + splits[j]) + "))");
