@@ -389,7 +389,7 @@ std::optional<std::string> too_large(const Case& c, const CaseShape& shape, std:
 bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std::size_t* too_long) {
   line.clear();
   *too_long = 0;
-  in.clear();  // the state of an earlier read does not stop this one
+  in.clear();         // the state of an earlier read does not stop this one
   std::size_t n = 0;  // bytes of the line so far
   bool any = false;
   // In chunks: getline copies out of the stream's buffer up to the newline.

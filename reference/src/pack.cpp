@@ -5,9 +5,9 @@
 #include <cstring>
 #include <string>
 
+#include "row_copy.hpp"
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/reference/errors.hpp"
-#include "row_copy.hpp"
 #include "seqpack/reference/metadata.hpp"
 #include "seqpack/reference/padding.hpp"
 

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "row_copy.hpp"
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/reference/errors.hpp"
-#include "row_copy.hpp"
 
 namespace seqpack::reference {
 namespace {
@@ -37,9 +37,9 @@ void require_rows(const Rows& value, std::size_t rows, const char* field, const 
 
 Refusal width_fault(const Rows& value, std::size_t width, const char* field) {
   if (value.row_bytes() == width) return std::nullopt;
-  return Error(Errc::invalid_argument, field,
-               "rows of " + std::to_string(value.row_bytes()) + " bytes, the pack's streams have " +
-                   std::to_string(width));
+  return Error(
+      Errc::invalid_argument, field,
+      "rows of " + std::to_string(value.row_bytes()) + " bytes, the pack's streams have " + std::to_string(width));
 }
 void require_width(const Rows& value, std::size_t width, const char* field) {
   if (auto e = width_fault(value, width, field)) throw *e;

@@ -467,7 +467,8 @@ TEST(CaseJson, TheWriterWritesWhatTheSerializerWrites) {
           {"causal_seq_alignment", o.causal_seq_alignment},
           {"pad_segment_only_when_padded", o.pad_segment_only_when_padded}}},
         {"graph_bounds",
-         {{"image", {c.marks.image_causal, c.marks.image_full}}, {"video", {c.marks.video_causal, c.marks.video_full}}}},
+         {{"image", {c.marks.image_causal, c.marks.image_full}},
+          {"video", {c.marks.video_causal, c.marks.video_full}}}},
         {"row_bytes", c.row_bytes},
         {"data_seed", static_cast<std::int64_t>(c.data_seed)},
     };
@@ -510,8 +511,8 @@ namespace {
 // around its 64 KiB chunks and around `max`, with and without a final newline.
 TEST(Limits, BoundedLinesAreTheLinesGetlineReads) {
   const std::size_t chunk = std::size_t{1} << 16;
-  std::vector<std::size_t> lengths = {0, 1, 2, 9, 10, 11, chunk - 2, chunk - 1, chunk, chunk + 1, 2 * chunk - 1,
-                                      2 * chunk, 3 * chunk + 5};
+  std::vector<std::size_t> lengths = {
+      0, 1, 2, 9, 10, 11, chunk - 2, chunk - 1, chunk, chunk + 1, 2 * chunk - 1, 2 * chunk, 3 * chunk + 5};
   for (const std::size_t max : {std::size_t{10}, chunk - 1, chunk, 2 * chunk}) {
     for (const bool final_newline : {true, false}) {
       std::string text;
@@ -550,7 +551,9 @@ TEST(Limits, ABoundedLineOnAFailingStreamIsAnError) {
   // Hands out `text`, then throws as a file buffer does on a read error.
   class Failing : public std::streambuf {
    public:
-    explicit Failing(std::string text) : text_(std::move(text)) { setg(text_.data(), text_.data(), text_.data() + text_.size()); }
+    explicit Failing(std::string text) : text_(std::move(text)) {
+      setg(text_.data(), text_.data(), text_.data() + text_.size());
+    }
 
    protected:
     // Past 1,000 retries it reports the end, so that a reader which retries

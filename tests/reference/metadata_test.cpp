@@ -52,8 +52,8 @@ TEST(Metadata, UnsortedUndIndexesAreAccepted) {
                "row 4 lies in full split 1");
   // Descending lists and two ascending runs (the orders the generators send)
   // are put in order without a sort: the same checks, the same errors.
-  for (const std::vector<std::int64_t>& und : {std::vector<std::int64_t>{8, 7, 2, 1, 0},
-                                               std::vector<std::int64_t>{1, 7, 0, 2, 8}}) {
+  for (const std::vector<std::int64_t>& und :
+       {std::vector<std::int64_t>{8, 7, 2, 1, 0}, std::vector<std::int64_t>{1, 7, 0, 2, 8}}) {
     layout.und_token_indexes = und;
     EXPECT_NO_THROW(ref::prepare_metadata(layout));
   }
