@@ -180,6 +180,12 @@ bool Port::start(std::string* why) {
   from_port_ = out[0];
   set_nonblocking(to_port_);
   set_nonblocking(from_port_);
+#ifdef F_SETPIPE_SZ
+  // Pipes of 1 MiB (where the system allows): a batch's requests and
+  // answers pass in fewer writes, reads and wake-ups of both processes.
+  fcntl(to_port_, F_SETPIPE_SZ, 1 << 20);
+  fcntl(from_port_, F_SETPIPE_SZ, 1 << 20);
+#endif
 
   const auto answers = exchange({std::string("{\"type\":\"hello\",\"protocol\":\"") + kProtocol + "\"" +
                                  (offer_runs_ ? ",\"encodings\":[\"runs\"]}" : "}")},
