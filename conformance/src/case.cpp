@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -124,7 +125,7 @@ class CaseText {
  public:
   std::string out;
   void text(const std::string& v) {
-    if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7E && ch != '"' && ch != '\\'; })) {
+    if (writes_as_is(v)) {
       out += '"';
       out += v;
       out += '"';
@@ -132,28 +133,22 @@ class CaseText {
       out += json(v).dump();  // escapes; throws on text that is not UTF-8, as dump() does
     }
   }
-  void num(std::int64_t v) {
-    char buf[24];
-    out.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
-  }
-  void unum(std::uint64_t v) {
+  template <typename T>
+  void num(T v) {
     char buf[24];
     out.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
   }
   void flag(bool v) { out += v ? "true" : "false"; }
-  void ints(const std::vector<std::int64_t>& v) {
+  template <typename T>
+  void list(const std::vector<T>& v) {
     out += '[';
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (i) out += ',';
-      num(v[i]);
-    }
-    out += ']';
-  }
-  void texts(const std::vector<std::string>& v) {
-    out += '[';
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (i) out += ',';
-      text(v[i]);
+      if constexpr (std::is_same_v<T, std::string>) {
+        text(v[i]);
+      } else {
+        num(v[i]);
+      }
     }
     out += ']';
   }
@@ -188,13 +183,13 @@ std::string to_json(const Case& c, const std::string& id) {
   t.out += "]},\"id\":";
   t.text(id);
   t.out += ",\"layout\":{\"attn_modes\":";
-  t.texts(L.attn_modes);
+  t.list(L.attn_modes);
   t.out += ",\"sample_lens\":";
-  t.ints(L.sample_lens);
+  t.list(L.sample_lens);
   t.out += ",\"split_lens\":";
-  t.ints(L.split_lens);
+  t.list(L.split_lens);
   t.out += ",\"und_token_indexes\":";
-  t.ints(L.und_token_indexes);
+  t.list(L.und_token_indexes);
   t.out += "},\"options\":{\"causal_seq_alignment\":";
   t.num(o.causal_seq_alignment);
   t.out += ",\"cp_world_size\":";
@@ -208,7 +203,7 @@ std::string to_json(const Case& c, const std::string& id) {
   t.out += ",\"pad_segment_only_when_padded\":";
   t.flag(o.pad_segment_only_when_padded);
   t.out += "},\"row_bytes\":";
-  t.unum(c.row_bytes);
+  t.num(c.row_bytes);
   t.out += ",\"rows\":";
   t.num(c.rows);
   t.out += ",\"type\":\"case\"}";

@@ -43,7 +43,7 @@ class Writer {
     sep();
     // Printable ASCII without quote or backslash is written as it is (what
     // the serializer below writes for it, without its allocations).
-    if (std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7E && ch != '"' && ch != '\\'; })) {
+    if (writes_as_is(s)) {
       put('"');
       raw(s.data(), s.size());
       put('"');
