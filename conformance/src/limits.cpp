@@ -219,7 +219,7 @@ std::optional<json> parse_simple_json(std::string_view text, std::size_t max_val
       const std::size_t n = static_cast<std::size_t>(p - digits);
       if (n == 0 || (*digits == '0' && (n > 1 || negative))) return std::nullopt;
       if (negative && v > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-      if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return std::nullopt;
+      // A fraction or exponent ('.', 'e') is no separator: refused below.
       if (negative) {
         *slot = -static_cast<std::int64_t>(v);
       } else {

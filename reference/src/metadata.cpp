@@ -107,11 +107,14 @@ void check_und_in_causal_splits(const Layout& layout, const std::vector<std::int
   const auto& splits = layout.split_lens;
   Wide start = 0;
   std::size_t j = 0;
-  bool full = !splits.empty() && std::string_view(layout.attn_modes[0]) == "full";  // split j's mode
+  const auto is_full = [&](std::size_t k) {
+    return k < splits.size() && std::string_view(layout.attn_modes[k]) == "full";
+  };
+  bool full = is_full(0);  // split j's mode, compared once per split
   for (const std::int64_t u : sorted_und) {
-    if (j < splits.size() && start + splits[j] <= u) {
-      while (j < splits.size() && start + splits[j] <= u) start += splits[j++];
-      full = j < splits.size() && std::string_view(layout.attn_modes[j]) == "full";
+    while (j < splits.size() && start + splits[j] <= u) {
+      start += splits[j++];
+      full = is_full(j);
     }
     // u < num_tokens, so split j exists and holds u.
     if (full) {
