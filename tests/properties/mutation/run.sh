@@ -15,6 +15,8 @@ only=("$@")
 params=${SEQPACK_MUTATION_PARAMS:-"max_success=300 max_size=100"}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+# Every find text must still be in its file, before minutes of building.
+python3 "$src/tests/properties/mutation/check_finds.py" "$src"
 tree=$work/src
 build=$work/build
 
