@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "paths.hpp"
-#include "seqpack/conformance/examples.hpp"
-#include "seqpack/conformance/render.hpp"
+#include "seqpack/protocol/examples.hpp"
+#include "seqpack/protocol/render.hpp"
 #include "seqpack/conformance/runner.hpp"
 
 namespace seqpack::cli {
@@ -66,18 +66,18 @@ int self_check(std::ostream& out, const ref::Pack& pack, const ref::Rows& input,
 int run_examples(std::ostream& out, const std::string& only) {
   int failed = 0;
   int ran = 0;
-  for (const conformance::WorkedExample& ex : conformance::worked_examples()) {
+  for (const protocol::WorkedExample& ex : protocol::worked_examples()) {
     if (!only.empty() && ex.name != only) continue;
     ++ran;
     out << ex.name << ": " << ex.what << "\n";
-    conformance::print_case(out, ex.c.layout, ex.c.options);
+    protocol::print_case(out, ex.c.layout, ex.c.options);
     std::size_t rows = 0;
     for (const std::int64_t s : ex.c.layout.sample_lens) rows += static_cast<std::size_t>(s);
     const ref::Rows input = numbered(rows);
     ref::GraphMarks marks;
     try {
       const ref::Pack pack = ref::build_pack(input, ex.c.layout, ex.c.options, marks);
-      conformance::print_pack(out, pack);
+      protocol::print_pack(out, pack);
       failed += self_check(out, pack, input, ex.c.options.cp_world_size);
     } catch (const ref::Error& e) {
       out << "  error    " << e.what() << "\n";

@@ -19,9 +19,9 @@
 #include "check.hpp"
 #include "paths.hpp"
 #include "seqpack/common/version.hpp"
-#include "seqpack/conformance/case.hpp"
-#include "seqpack/conformance/limits.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/reference/reference.hpp"
 #include "verdict.hpp"
@@ -29,13 +29,14 @@
 namespace {
 
 namespace sc = seqpack::conformance;
+namespace sp = seqpack::protocol;
 
 // The protocol loop: one answer line per request line, flushed.
 int run_oracle_loop(bool allow_runs) {
   std::ios::sync_with_stdio(false);
   try {
-    return sc::serve(std::cin, std::cout, allow_runs);
-  } catch (const sc::InputError& e) {  // stdin cannot be read
+    return sp::serve(std::cin, std::cout, allow_runs);
+  } catch (const sp::InputError& e) {  // stdin cannot be read
     std::cerr << "oracle: " << e.what() << "\n";
     return 2;
   }
@@ -44,7 +45,7 @@ int run_oracle_loop(bool allow_runs) {
 // A seed: decimal digits that fit uint64 (CLI11 would wrap "-1" around).
 std::string parse_seed(const std::string& text, std::uint64_t* seed) {
   if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
-    return "--seed: expected an integer in [0, 2^64), got \"" + sc::printable(text, 40) + "\"";
+    return "--seed: expected an integer in [0, 2^64), got \"" + sp::printable(text, 40) + "\"";
   }
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && std::find_if(std::begin(subcommands), std::end(subcommands), [&](const char* s) {
                                          return std::string(argv[1]) == s;
                                        }) == std::end(subcommands)) {
-    std::cerr << "seqpack: unknown subcommand \"" << sc::printable(argv[1], 60)
+    std::cerr << "seqpack: unknown subcommand \"" << sp::printable(argv[1], 60)
               << "\" (expected check, oracle, conform, replay, report or vectors; see --help)\n";
     return 2;
   }
@@ -198,8 +199,8 @@ int main(int argc, char** argv) {
       std::cerr << "conform: " << bad << "\n";
       return 2;
     }
-    if (profile == "packer") co.profiles = {sc::Profile::packer};
-    if (profile == "strict") co.profiles = {sc::Profile::strict};
+    if (profile == "packer") co.profiles = {sp::Profile::packer};
+    if (profile == "strict") co.profiles = {sp::Profile::strict};
     if (no_vectors) {
       co.vectors_dir.clear();
     } else if (co.vectors_dir.empty()) {

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case_json.hpp"
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/conformance/port.hpp"
-#include "seqpack/conformance/protocol.hpp"
-#include "seqpack/conformance/render.hpp"
+#include "seqpack/protocol/protocol.hpp"
+#include "seqpack/protocol/render.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
 
@@ -23,6 +23,7 @@ namespace seqpack::cli {
 namespace {
 
 namespace sc = seqpack::conformance;
+namespace sp = seqpack::protocol;
 namespace ref = seqpack::reference;
 using nlohmann::json;
 
@@ -32,8 +33,8 @@ constexpr std::uintmax_t kMaxCaseFileBytes = std::uintmax_t{64} << 20;
 // A case file: a case line, or a session (PROTOCOL.md, "Sessions").
 struct CaseFile {
   std::string id;
-  sc::Case c;
-  std::vector<sc::Case> steps;  // a session's cases
+  sp::Case c;
+  std::vector<sp::Case> steps;  // a session's cases
 };
 
 CaseFile read_case_file(const std::string& path) {
@@ -49,7 +50,7 @@ CaseFile read_case_file(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   // Within the protocol's JSON limits (depth, values, UTF-8, repeated keys).
-  const json j = sc::parse_json(text.str(), path);
+  const json j = sp::parse_json(text.str(), path);
   if (!j.is_object()) throw std::runtime_error(path + ": expected a JSON object");
   CaseFile f;
   const auto id_of = [&](const json& o) {
@@ -62,11 +63,11 @@ CaseFile read_case_file(const std::string& path) {
       f.id = id_of(j);
       if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty())
         throw std::runtime_error("cases: expected a non-empty array of cases");
-      for (const auto& step : j["cases"]) f.steps.push_back(sc::case_from_json_value(step));
+      for (const auto& step : j["cases"]) f.steps.push_back(sp::case_from_json_value(step));
       f.c = f.steps.front();
     } else {
       f.id = id_of(j);
-      f.c = sc::case_from_json_value(j);
+      f.c = sp::case_from_json_value(j);
     }
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
@@ -102,9 +103,9 @@ bool parse_shard(const std::string& text, std::int64_t* index, std::int64_t* cou
   return true;
 }
 
-void render_case(std::ostream& out, const sc::Case& c, const std::string& id) {
+void render_case(std::ostream& out, const sp::Case& c, const std::string& id) {
   out << "case " << id << " [" << sc::case_label(c) << "]\n";
-  sc::render_case_body(out, c);
+  sp::render_case_body(out, c);
 }
 
 int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& err) {
@@ -118,11 +119,11 @@ int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& er
   out << path << "\n";
   if (f.steps.empty()) {
     render_case(out, f.c, f.id);
-    out << "result: " << sc::result_line(f.c, f.id, sc::views_for(f.c, sc::oracle_views())) << "\n";
+    out << "result: " << sp::result_line(f.c, f.id, sp::views_for(f.c, sp::oracle_views())) << "\n";
     return 0;
   }
   for (std::size_t k = 0; k < f.steps.size(); ++k) render_case(out, f.steps[k], f.id + "/" + std::to_string(k));
-  out << "result: " << sc::session_line(f.steps, f.id, sc::views_for(f.steps, sc::oracle_views())) << "\n";
+  out << "result: " << sp::session_line(f.steps, f.id, sp::views_for(f.steps, sp::oracle_views())) << "\n";
   return 0;
 }
 
@@ -155,13 +156,13 @@ int run_replay(const std::vector<std::string>& paths, const std::string& port_co
     }
     const bool session = !f.steps.empty();
     const std::vector<std::string> views =
-        session ? sc::views_for(f.steps, port.views()) : sc::views_for(f.c, port.views());
+        session ? sp::views_for(f.steps, port.views()) : sp::views_for(f.c, port.views());
     const std::string request =
-        session ? sc::session_request_line(f.steps, f.id, views) : sc::request_line(f.c, f.id, views);
-    const std::string expect = session ? sc::session_line(f.steps, f.id, views, port.encoding())
-                                       : sc::result_line(f.c, f.id, views, port.encoding());
+        session ? sp::session_request_line(f.steps, f.id, views) : sp::request_line(f.c, f.id, views);
+    const std::string expect = session ? sp::session_line(f.steps, f.id, views, port.encoding())
+                                       : sp::result_line(f.c, f.id, views, port.encoding());
     const auto answers = port.exchange({request}, &why);
-    const std::string diff = answers.empty() ? why : sc::first_difference(expect, answers[0], views);
+    const std::string diff = answers.empty() ? why : sp::first_difference(expect, answers[0], views);
     if (diff.empty()) {
       out << "PASS " << f.id << "\n";
     } else {

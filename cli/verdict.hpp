@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
 namespace seqpack::cli {
 
@@ -18,7 +18,7 @@ bool parse_shard(const std::string& text, std::int64_t* index, std::int64_t* cou
 /// pack built from self-naming rows (each stream as the packed row ids it
 /// holds, '.' for padding), or its error class. Cases whose padded streams
 /// pass 2^20 rows are described, not built.
-void render_case(std::ostream& out, const conformance::Case& c, const std::string& id);
+void render_case(std::ostream& out, const protocol::Case& c, const std::string& id);
 
 /// `seqpack oracle --case FILE`: the rendering, then the result line.
 int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& err);

@@ -31,7 +31,7 @@ constexpr sp::Sweeps kSweeps = sp::Sweeps::skip;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  seqpack::conformance::Case c = sf::decode_case(data, size, kBudget);
+  seqpack::protocol::Case c = sf::decode_case(data, size, kBudget);
   if (!sf::small_enough(c, kBudget)) return 0;
   const seqpack::properties::Subject subject(c);  // sees the class set below
   if (c.expect_error.empty() && size > 0 && (data[0] & 1)) {

@@ -19,7 +19,7 @@ namespace {
 namespace sf = seqpack::fuzz;
 namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
-using seqpack::conformance::Case;
+using seqpack::protocol::Case;
 
 bool same_rows(const ref::Rows& part, const ref::Rows& whole, std::size_t first) {
   return part.row_bytes() == whole.row_bytes() && first + part.rows() <= whole.rows() &&
@@ -182,7 +182,7 @@ void check_world(const Case& c, const ref::Pack& pack, const gpu::DevicePack& de
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Case c = sf::decode_case(data, size, sf::kShardBudget);
   if (!sf::small_enough(c, sf::kShardBudget)) return 0;
-  const ref::Rows rows = seqpack::conformance::case_rows(c);
+  const ref::Rows rows = seqpack::protocol::case_rows(c);
   ref::GraphMarks marks = c.marks, gmarks = c.marks;
   std::optional<ref::Pack> pack;
   try {

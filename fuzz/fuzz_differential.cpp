@@ -26,7 +26,7 @@ namespace {
 namespace sf = seqpack::fuzz;
 namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
-using seqpack::conformance::Case;
+using seqpack::protocol::Case;
 
 // The first field where the packs differ, or empty.
 std::string first_difference(const ref::Pack& r, const gpu::DevicePack& g) {
@@ -96,7 +96,7 @@ void check_torch(const Case& c, const ref::Rows& rows, const std::optional<ref::
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Case c = sf::decode_case(data, size);
   if (!sf::small_enough(c)) return 0;
-  const ref::Rows rows = seqpack::conformance::case_rows(c);
+  const ref::Rows rows = seqpack::protocol::case_rows(c);
   ref::GraphMarks rm = c.marks, gm = c.marks;
   auto [r_error, r] = attempt([&] { return ref::build_pack(rows, c.layout, c.options, rm); });
   auto [g_error, g] = attempt([&] { return gpu::build_pack(gpu::to_device(rows), c.layout, c.options, gm); });

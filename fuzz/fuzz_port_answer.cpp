@@ -16,19 +16,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case_json.hpp"
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/conformance/port.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace sc = seqpack::conformance;
+namespace sp = seqpack::protocol;
 
 namespace {
 
 // PROTOCOL.md's example case (a pad segment), the same with a length
 // mismatch, and a session of both.
-sc::Case example(std::int64_t rows) {
-  sc::Case c;
+sp::Case example(std::int64_t rows) {
+  sp::Case c;
   c.layout.sample_lens = {5, 5};
   c.layout.split_lens = {2, 3, 1, 4};
   c.layout.attn_modes = {"causal", "full", "causal", "full"};
@@ -41,7 +42,7 @@ sc::Case example(std::int64_t rows) {
 
 struct Request {
   std::string id;
-  std::vector<sc::Case> steps;  // one case, or a session's steps
+  std::vector<sp::Case> steps;  // one case, or a session's steps
   bool session = false;
 };
 
@@ -51,14 +52,14 @@ const std::vector<Request>& requests() {
   return r;
 }
 
-std::string expected(const Request& q, const std::vector<std::string>& views, sc::Encoding encoding) {
-  return q.session ? sc::session_line(q.steps, q.id, views, encoding)
-                   : sc::result_line(q.steps[0], q.id, views, encoding);
+std::string expected(const Request& q, const std::vector<std::string>& views, sp::Encoding encoding) {
+  return q.session ? sp::session_line(q.steps, q.id, views, encoding)
+                   : sp::result_line(q.steps[0], q.id, views, encoding);
 }
 
 [[noreturn]] void finding(const char* what, const std::string& answer, const std::string& detail) {
   std::fprintf(stderr, "\nseqpack-fuzz: port_answer: %s\nanswer: %s\ndetail: %s\n", what,
-               sc::printable(answer, 400).c_str(), detail.c_str());
+               sp::printable(answer, 400).c_str(), detail.c_str());
   std::abort();
 }
 
@@ -98,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   sc::Hello hello;
   try {
     hello = sc::parse_hello(lines[0], "fuzz", true);
-  } catch (const sc::InputError&) {
+  } catch (const sp::InputError&) {
     return 0;  // a setup error, named
   } catch (const std::exception& e) {
     finding("parse_hello threw something other than InputError", lines[0], e.what());
@@ -106,11 +107,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t k = 1; k < lines.size(); ++k) {
     const Request& q = requests()[(k - 1) % requests().size()];
     const std::vector<std::string> views =
-        q.session ? sc::views_for(q.steps, hello.views) : sc::views_for(q.steps[0], hello.views);
+        q.session ? sp::views_for(q.steps, hello.views) : sp::views_for(q.steps[0], hello.views);
     const std::string want = expected(q, views, hello.encoding);
     std::string diff;
     try {
-      diff = sc::first_difference(want, lines[k], views);
+      diff = sp::first_difference(want, lines[k], views);
     } catch (const std::exception& e) {
       finding("first_difference threw", lines[k], e.what());
     }

@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/limits.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
-namespace sc = seqpack::conformance;
+namespace sc = seqpack::protocol;
 
 // The oracle's row limit here: requests are about the protocol (parsing,
 // validation, error classes, the limit's own refusal), and a result's cost

@@ -15,13 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/fuzz/decode.hpp"
 #include "seqpack/properties/generators.hpp"
 
 namespace fs = std::filesystem;
 namespace sc = seqpack::conformance;
+namespace proto = seqpack::protocol;
 namespace sp = seqpack::properties;
 
 namespace {
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[2];
-  std::vector<sp::Case> cases;
+  std::vector<proto::Case> cases;
   for (const sc::Vector& v : sc::read_vectors(argv[1])) cases.push_back(v.c);
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     const auto gen = seed % 2 ? sp::gen_packer_case() : sp::gen_strict_case();
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
     // Only lines within fuzz_protocol's max_len (options/protocol.options):
     // libFuzzer would run the first 4096 bytes of a longer one.
     const std::string line =
-        (i % 2 ? hello : std::string()) + sc::request_line(cases[i], "c" + std::to_string(i)) + "\n";
+        (i % 2 ? hello : std::string()) + proto::request_line(cases[i], "c" + std::to_string(i)) + "\n";
     if (line.size() <= 4096) write(out / "protocol", p, line);
   }
   std::mt19937_64 bytes(7);
@@ -84,25 +85,25 @@ int main(int argc, char** argv) {
   // port_answer: a chunk-size byte, a port's hello, then its answers to the
   // target's three requests (fuzz_port_answer.cpp), right and hostile.
   std::size_t a = 0;
-  sc::Case example;
+  proto::Case example;
   example.layout = {{5, 5}, {2, 3, 1, 4}, {"causal", "full", "causal", "full"}, {0, 1, 5}};
   example.rows = 10;
   example.options.full_seq_alignment = example.options.causal_seq_alignment = 4;
-  sc::Case mismatch = example;
+  proto::Case mismatch = example;
   mismatch.rows = 11;
   for (const bool runs : {false, true}) {
     for (const bool views : {false, true}) {
-      const std::vector<std::string> declared = views ? sc::oracle_views() : std::vector<std::string>{};
+      const std::vector<std::string> declared = views ? proto::oracle_views() : std::vector<std::string>{};
       std::string hello = "{\"type\":\"hello\",\"protocol\":\"seqpack-conformance/1\",\"name\":\"seed\"";
       if (runs) hello += ",\"encoding\":\"runs\"";
       hello += ",\"views\":[";
       for (std::size_t i = 0; i < declared.size(); ++i) hello += (i ? ",\"" : "\"") + declared[i] + "\"";
       hello += "]}\n";
-      const sc::Encoding e = runs ? sc::Encoding::runs : sc::Encoding::plain;
-      const std::string c0 = sc::result_line(example, "c0", sc::views_for(example, declared), e);
-      const std::string c1 = sc::result_line(mismatch, "c1", sc::views_for(mismatch, declared), e);
+      const proto::Encoding e = runs ? proto::Encoding::runs : proto::Encoding::plain;
+      const std::string c0 = proto::result_line(example, "c0", proto::views_for(example, declared), e);
+      const std::string c1 = proto::result_line(mismatch, "c1", proto::views_for(mismatch, declared), e);
       const std::string s2 =
-          sc::session_line({example, mismatch}, "s2", sc::views_for({example, mismatch}, declared), e);
+          proto::session_line({example, mismatch}, "s2", proto::views_for({example, mismatch}, declared), e);
       write(out / "port_answer", a,
             std::string(1, static_cast<char>(runs ? 7 : 63)) + hello + c0 + "\n" + c1 + "\n" + s2 + "\n");
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The house habits, checked (CI runs this after the tests):
 #   - every C++ and CUDA source is laid out by .clang-format (clang-format-14);
-#   - the reference and the conformance libraries pass .clang-tidy's checks
+#   - no library includes or links one above it (scripts/check_layers.py);
+#   - the reference, protocol and conformance libraries pass .clang-tidy's checks
 #     (clang-tidy-14, over BUILD_DIR's compile_commands.json).
 #   scripts/lint.sh [BUILD_DIR]   (default build/default; configured if absent)
 #   scripts/lint.sh --fix         (rewrites the layout in place; no tidy)
@@ -20,9 +21,12 @@ if ! clang-format-14 --dry-run --Werror "${sources[@]}" 2> >(head -40 >&2); then
   exit 1
 fi
 
+echo "== layers (README.md's Layers line)"
+python3 scripts/check_layers.py .
+
 [[ -f "$build/compile_commands.json" ]] || cmake --preset default >/dev/null
-mapfile -t tidy < <(git ls-files 'reference/src/*.cpp' 'conformance/src/*.cpp')
-echo "== clang-tidy: ${#tidy[@]} files of reference/ and conformance/"
+mapfile -t tidy < <(git ls-files 'reference/src/*.cpp' 'protocol/src/*.cpp' 'conformance/src/*.cpp')
+echo "== clang-tidy: ${#tidy[@]} files of reference/, protocol/ and conformance/"
 status=0
 # stderr carries clang-tidy's own errors; only its "N warnings generated" count is dropped.
 printf '%s\n' "${tidy[@]}" | xargs -P 2 -n 1 clang-tidy-14 -p "$build" --quiet \

@@ -8,6 +8,9 @@
 #include "seqpack/properties/spec.hpp"
 
 namespace seqpack::conformance {
+
+// The runner speaks the protocol's vocabulary (seqpack/protocol/).
+using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
 namespace {
 
 namespace sp = seqpack::properties;

@@ -8,6 +8,9 @@
 #include "seqpack/conformance/verdict.hpp"
 
 namespace seqpack::conformance {
+
+// The runner speaks the protocol's vocabulary (seqpack/protocol/).
+using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
 namespace {
 
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }

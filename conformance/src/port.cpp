@@ -14,10 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/limits.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace seqpack::conformance {
+
+// The runner speaks the protocol's vocabulary (seqpack/protocol/).
+using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -17,16 +17,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case_json.hpp"
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/conformance/port.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/properties/spec.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace seqpack::conformance {
+
+// The runner speaks the protocol's vocabulary (seqpack/protocol/).
+using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
 namespace {
 
 namespace sp = seqpack::properties;

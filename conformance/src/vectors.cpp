@@ -5,12 +5,15 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck.h>
 
-#include "seqpack/conformance/examples.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/examples.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/generators.hpp"
 
 namespace seqpack::conformance {
+
+// The runner speaks the protocol's vocabulary (seqpack/protocol/).
+using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
 namespace {
 
 namespace sp = seqpack::properties;

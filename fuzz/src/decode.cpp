@@ -16,7 +16,7 @@
 namespace seqpack::fuzz {
 
 namespace ref = seqpack::reference;
-using conformance::Case;
+using protocol::Case;
 
 std::uint64_t ByteReader::varint() {
   std::uint64_t v = 0;
@@ -155,7 +155,7 @@ Case structured(ByteReader& r, const Budget& budget) {
       c.layout.sample_lens.push_back(full);
     }
   }
-  conformance::list_und_tokens(c);
+  protocol::list_und_tokens(c);
   if (unusual && r.flag() && !c.layout.und_token_indexes.empty()) c.layout.und_token_indexes.pop_back();
   if (r.byte() % 5 < 2) {
     c.marks = {earlier_mark(r, budget), earlier_mark(r, budget), earlier_mark(r, budget), earlier_mark(r, budget)};
@@ -213,7 +213,7 @@ void plant(ByteReader& r, Case& c) {
       return;
     case 5:
       L.split_lens[at(L.split_lens.size())] += 1;
-      conformance::list_und_tokens(c);
+      protocol::list_und_tokens(c);
       c.fault = "tiling_sum";
       c.expect_error = "invalid_layout";
       return;
@@ -221,7 +221,7 @@ void plant(ByteReader& r, Case& c) {
       L.sample_lens.insert(L.sample_lens.begin(), {2, 2});
       L.split_lens.insert(L.split_lens.begin(), {1, 2, 1});
       L.attn_modes.insert(L.attn_modes.begin(), {"causal", "full", "full"});
-      conformance::list_und_tokens(c);
+      protocol::list_und_tokens(c);
       c.rows += 4;
       c.fault = "tiling_boundary";
       c.expect_error = "invalid_layout";
@@ -244,7 +244,7 @@ void plant(ByteReader& r, Case& c) {
       L.sample_lens.push_back(3);
       L.split_lens.insert(L.split_lens.end(), {1, 2});
       L.attn_modes.insert(L.attn_modes.end(), {"causal", "full"});
-      conformance::list_und_tokens(c);
+      protocol::list_und_tokens(c);
       L.und_token_indexes.push_back(c.rows + 1);
       c.rows += 3;
       c.fault = "und_in_full";
@@ -284,7 +284,7 @@ void plant(ByteReader& r, Case& c) {
         len += a + b;
       }
       L.sample_lens.push_back(len);
-      conformance::list_und_tokens(c);
+      protocol::list_und_tokens(c);
       c.rows = len;
       c.options.pad_segment_only_when_padded = false;
       c.options.causal_seq_alignment = c.options.full_seq_alignment = 1;
@@ -339,7 +339,7 @@ Case raw(ByteReader& r, const Budget& budget) {
     for (const std::int64_t l : c.layout.split_lens)
       positions += std::min<std::int64_t>(std::max<std::int64_t>(l, 0), budget.rows + 1);
     if (positions <= budget.rows && c.layout.attn_modes.size() == c.layout.split_lens.size())
-      conformance::list_und_tokens(c);
+      protocol::list_und_tokens(c);
   } else {
     for (std::uint64_t k = 1; k < und && !r.empty(); ++k) c.layout.und_token_indexes.push_back(r.svarint());
   }
@@ -432,7 +432,7 @@ bool small_enough(const Case& c, const Budget& budget) {
 }
 
 void report(const std::string& what, const Case& c) {
-  std::fprintf(stderr, "\nseqpack-fuzz: %s\ncase: %s\n", what.c_str(), conformance::to_json(c, "fuzz").c_str());
+  std::fprintf(stderr, "\nseqpack-fuzz: %s\ncase: %s\n", what.c_str(), protocol::to_json(c, "fuzz").c_str());
   std::fflush(stderr);
   std::abort();
 }

@@ -13,7 +13,7 @@
 #include <iostream>
 #include <string>
 
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/reference/errors.hpp"
 
@@ -21,7 +21,7 @@ namespace {
 
 namespace ref = seqpack::reference;
 namespace gpu = seqpack::gpu;
-namespace sc = seqpack::conformance;
+namespace sc = seqpack::protocol;
 
 std::shared_ptr<const ref::Metadata> host_metadata(const gpu::DeviceMetadata& d) {
   auto meta = std::make_shared<ref::Metadata>(d.summary);
@@ -154,11 +154,11 @@ class GpuBuilt : public sc::Built {
 class GpuImplementation : public sc::Implementation {
  public:
   std::string name() const override { return std::string("seqpack gpu (thrust ") + SEQPACK_GPU_BACKEND_NAME + ")"; }
-  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::conformance::Case& c,
+  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::protocol::Case& c,
                                    ref::GraphMarks& marks) const override {
     return std::make_unique<GpuBuilt>(gpu::build_pack(gpu::to_device(rows), c.layout, c.options, marks), nullptr);
   }
-  std::unique_ptr<sc::Built> build_prepared(const ref::Rows& rows, const seqpack::conformance::Case& c,
+  std::unique_ptr<sc::Built> build_prepared(const ref::Rows& rows, const seqpack::protocol::Case& c,
                                             ref::GraphMarks& marks, const ref::Layout& from) const override {
     auto meta = std::make_shared<const gpu::DeviceMetadata>(gpu::prepare_metadata(from));
     return std::make_unique<GpuBuilt>(gpu::build_pack(gpu::to_device(rows), c.layout, c.options, marks, meta), nullptr);

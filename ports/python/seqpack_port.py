@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Conformance port (seqpack-conformance/1, conformance/PROTOCOL.md) for any
+"""Conformance port (seqpack-conformance/1, protocol/PROTOCOL.md) for any
 Python module that implements the SequencePack runtime API of the original.
 
 Usage: seqpack_port.py MODULE

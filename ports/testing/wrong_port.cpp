@@ -15,14 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const long n = argc > 2 ? std::atol(argv[2]) : 0;
   std::string line;
   while (std::getline(std::cin, line)) {
-    std::string answer = seqpack::conformance::handle_line(line);
+    std::string answer = seqpack::protocol::handle_line(line);
     const auto req = nlohmann::json::parse(line, nullptr, false);
     const long cp = req.is_object() && req.contains("options") ? req["options"].value("cp_world_size", 1L) : 1L;
     if (mode == "crash_cp" && cp == n) return 3;

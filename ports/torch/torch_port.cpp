@@ -9,13 +9,13 @@
 
 #include <ATen/ATen.h>
 
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/torch/sequence_pack.hpp"
 
 namespace {
 
 namespace ref = seqpack::reference;
-namespace sc = seqpack::conformance;
+namespace sc = seqpack::protocol;
 namespace tb = seqpack::torch_binding;
 
 at::Tensor tensor_of(const ref::Rows& rows) {
@@ -189,7 +189,7 @@ class TorchBuilt : public sc::Built {
 class TorchImplementation : public sc::Implementation {
  public:
   std::string name() const override { return "seqpack LibTorch binding (CPU tensors)"; }
-  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::conformance::Case& c,
+  std::unique_ptr<sc::Built> build(const ref::Rows& rows, const seqpack::protocol::Case& c,
                                    ref::GraphMarks& marks) const override {
     const ref::Layout& l = c.layout;
     const at::Tensor und = at::tensor(at::ArrayRef<std::int64_t>(l.und_token_indexes), at::kLong);
@@ -198,7 +198,7 @@ class TorchImplementation : public sc::Implementation {
                                                at::Tensor(), marks, tb::build_options(c.options));
     return std::make_unique<TorchBuilt>(std::move(p), l, rows.row_bytes());
   }
-  std::unique_ptr<sc::Built> build_prepared(const ref::Rows& rows, const seqpack::conformance::Case& c,
+  std::unique_ptr<sc::Built> build_prepared(const ref::Rows& rows, const seqpack::protocol::Case& c,
                                             ref::GraphMarks& marks, const ref::Layout& from) const override {
     const at::Tensor from_und = at::tensor(at::ArrayRef<std::int64_t>(from.und_token_indexes), at::kLong);
     const tb::SequencePackMetadata prepared =

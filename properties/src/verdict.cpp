@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iomanip>
 
-#include "seqpack/conformance/render.hpp"
+#include "seqpack/protocol/render.hpp"
 
 namespace seqpack::properties {
 namespace {
@@ -209,7 +209,7 @@ bool check_property(const std::string& name, const std::function<void()>& body, 
     if (run.failing) {
       f.case_json = to_json(*run.failing, file_name(name));
       std::ostringstream rendering;
-      conformance::render_case_body(rendering, *run.failing);
+      protocol::render_case_body(rendering, *run.failing);
       f.rendering = rendering.str();
       std::error_code ec;
       std::filesystem::create_directories(failure_dir(), ec);

@@ -1,5 +1,5 @@
 """The exceptions of seqpack: one class per error class of the conformance
-protocol (conformance/PROTOCOL.md) and of the reference's own misuse checks,
+protocol (protocol/PROTOCOL.md) and of the reference's own misuse checks,
 named after it (``invalid_layout`` -> ``InvalidLayout``).
 
 Every one carries ``error_class`` (the protocol's name), ``field`` (the input

@@ -12,13 +12,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "seqpack/conformance/case.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace py = pybind11;
 namespace ref = seqpack::reference;
-namespace conf = seqpack::conformance;
+namespace conf = seqpack::protocol;
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/properties/generators.hpp"
 
 int main() {
@@ -35,7 +35,7 @@ int main() {
         // Not a case the fault applies to: answered as the oracle answers it.
       }
     }
-    std::string answer = seqpack::conformance::handle_line(request);
+    std::string answer = seqpack::protocol::handle_line(request);
     if (req.is_object() && req.value("type", "") == "hello") {
       // No optional views: the pack alone is compared, which is where the
       // fault shows (and the runner's own tests stay quick).

@@ -11,19 +11,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case.hpp"
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/conformance/port.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/generators.hpp"
 
 namespace {
 
 namespace sc = seqpack::conformance;
+namespace sp = seqpack::protocol;
 using nlohmann::json;
 
-json answer(const std::string& line) { return json::parse(sc::handle_line(line)); }
+json answer(const std::string& line) { return json::parse(sp::handle_line(line)); }
 
 void expect_bad_request(const std::string& line, const std::string& names) {
   const json r = answer(line);
@@ -85,7 +86,7 @@ TEST(Oracle, MalformedRequestsGetNamedErrors) {
   expect_bad_request(spoiled("\"causal\",\"full\",\"causal\"", "7,\"full\",\"causal\""), "layout.attn_modes[0]");
   expect_bad_request(spoiled("\"is_image_batch\":false", "\"is_image_batch\":1"),
                      "options.is_image_batch: expected a boolean");
-  expect_bad_request(std::string(sc::kMaxLineBytes + 1, ' '), "exceeds");
+  expect_bad_request(std::string(sp::kMaxLineBytes + 1, ' '), "exceeds");
 }
 
 TEST(Oracle, HugeInputsAreAnsweredNotBuilt) {
@@ -129,7 +130,7 @@ struct RunResult {
   std::string out;
 };
 
-RunResult conform(const std::string& port, sc::Profile profile, std::int64_t cases, const std::string& known = "",
+RunResult conform(const std::string& port, sp::Profile profile, std::int64_t cases, const std::string& known = "",
                   const std::string& save = "", double timeout = 10, std::uint64_t seed = 7) {
   sc::ConformOptions o;
   o.port = port;
@@ -152,7 +153,7 @@ std::string temp_dir(const std::string& name) {
 }
 
 TEST(Runner, OracleConformsToItself) {
-  const RunResult r = conform("'" SEQPACK_BIN "' oracle", sc::Profile::strict, 300);
+  const RunResult r = conform("'" SEQPACK_BIN "' oracle", sp::Profile::strict, 300);
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("300 cases"), std::string::npos) << r.out;
 }
@@ -160,7 +161,7 @@ TEST(Runner, OracleConformsToItself) {
 TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
   // Every case fails and each failure is shrunk: 40 cases keep this short under ASan.
   const std::string save = temp_dir("save");
-  const RunResult r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 40, "", save);
+  const RunResult r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 40, "", save);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("first difference: pack.pad_segment.max_sample_len: expected"), std::string::npos) << r.out;
   // Every saved minimal case is tiny: one or two samples of a few rows.
@@ -169,7 +170,7 @@ TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
     std::ifstream in(f.path());
     std::stringstream text;
     text << in.rdbuf();
-    const sc::Case c = sc::case_from_json(text.str());
+    const sp::Case c = sp::case_from_json(text.str());
     EXPECT_LE(c.rows, 4) << text.str();
     EXPECT_LE(c.layout.sample_lens.size(), 2u) << text.str();
     ++saved;
@@ -177,13 +178,13 @@ TEST(Runner, CatchesAWrongPortAndShrinksToAFewTokens) {
   EXPECT_GT(saved, 0);
 }
 
-std::vector<sc::Case> saved_cases(const std::string& dir) {
-  std::vector<sc::Case> out;
+std::vector<sp::Case> saved_cases(const std::string& dir) {
+  std::vector<sp::Case> out;
   for (const auto& f : std::filesystem::directory_iterator(dir)) {
     std::ifstream in(f.path());
     std::stringstream text;
     text << in.rdbuf();
-    out.push_back(sc::case_from_json(text.str()));
+    out.push_back(sp::case_from_json(text.str()));
   }
   return out;
 }
@@ -195,14 +196,14 @@ TEST(Runner, ABucketFaultIsCaughtAtEverySeedAndShrinksOnItsEdge) {
   // failure shrinks to a few samples still on 2048, not away from the edge.
   for (const std::uint64_t seed : {1, 2, 3}) {
     const std::string save = temp_dir("bucket" + std::to_string(seed));
-    const RunResult r = conform("'" BUCKET_FAULT_PORT "'", sc::Profile::packer, 1000, "", save, 10, seed);
+    const RunResult r = conform("'" BUCKET_FAULT_PORT "'", sp::Profile::packer, 1000, "", save, 10, seed);
     EXPECT_EQ(r.rc, 1) << "seed " << seed << ": " << r.out;
     const auto cases = saved_cases(save);
     EXPECT_GT(cases.size(), 0u) << "seed " << seed;
-    for (const sc::Case& c : cases) {
+    for (const sp::Case& c : cases) {
       const auto [causal, full] = seqpack::properties::stream_needs(c);
-      EXPECT_TRUE(c.options.pad_for_cuda_graphs && (causal == 2048 || full == 2048)) << sc::to_json(c);
-      EXPECT_LE(c.layout.sample_lens.size(), 2u) << sc::to_json(c);
+      EXPECT_TRUE(c.options.pad_for_cuda_graphs && (causal == 2048 || full == 2048)) << sp::to_json(c);
+      EXPECT_LE(c.layout.sample_lens.size(), 2u) << sp::to_json(c);
     }
   }
 }
@@ -210,20 +211,20 @@ TEST(Runner, ABucketFaultIsCaughtAtEverySeedAndShrinksOnItsEdge) {
 TEST(Runner, KnownFailuresPassAndStaleOnesFail) {
   const std::string dir = temp_dir("known");
   std::ofstream(dir + "/valid.txt") << "# the wrong port's fault shows on valid cases\nvalid\n";
-  RunResult r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/valid.txt");
+  RunResult r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 100, dir + "/valid.txt");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("0 unexpected failures"), std::string::npos) << r.out;
   // An entry that names a field covers only failures at that field.
   std::ofstream(dir + "/field.txt") << "valid @pack\n";
-  r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/field.txt");
+  r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 100, dir + "/field.txt");
   EXPECT_EQ(r.rc, 0) << r.out;
   std::ofstream(dir + "/other_field.txt") << "valid @graph_bounds\n";
-  r = conform("'" WRONG_PORT "' max_sample_len", sc::Profile::packer, 100, dir + "/other_field.txt");
+  r = conform("'" WRONG_PORT "' max_sample_len", sp::Profile::packer, 100, dir + "/other_field.txt");
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_EQ(r.out.find("0 unexpected failures"), std::string::npos) << r.out;
   // A listed category that passes now fails the run.
   std::ofstream(dir + "/stale.txt") << "invalid_option/option\n";
-  r = conform("'" SEQPACK_BIN "' oracle", sc::Profile::strict, 300, dir + "/stale.txt");
+  r = conform("'" SEQPACK_BIN "' oracle", sp::Profile::strict, 300, dir + "/stale.txt");
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("NOW PASSES (remove from the known failures): invalid_option/option"), std::string::npos)
       << r.out;
@@ -231,7 +232,7 @@ TEST(Runner, KnownFailuresPassAndStaleOnesFail) {
 
 TEST(Runner, CrashingPortFailsTheCaseAndIsRestarted) {
   // cp 11: a few of seed 7's 300 cases; every crash restarts the port, in shrinking too.
-  const RunResult r = conform("'" WRONG_PORT "' crash_cp 11", sc::Profile::packer, 300);
+  const RunResult r = conform("'" WRONG_PORT "' crash_cp 11", sp::Profile::packer, 300);
   EXPECT_EQ(r.rc, 1) << r.out;
   // Its failures are one group, whose text is how the port went: exited
   // before answering, or closed its input first (which one wins is timing).
@@ -241,7 +242,7 @@ TEST(Runner, CrashingPortFailsTheCaseAndIsRestarted) {
 
 TEST(Runner, HangingPortTimesOutAndIsRestarted) {
   // cp 11: a few of seed 7's 120 cases; every hang costs the timeout, in shrinking too.
-  const RunResult r = conform("'" WRONG_PORT "' hang_cp 11", sc::Profile::packer, 120, "", "", 0.5);
+  const RunResult r = conform("'" WRONG_PORT "' hang_cp 11", sp::Profile::packer, 120, "", "", 0.5);
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("hung"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("120 cases"), std::string::npos) << r.out;
@@ -254,9 +255,9 @@ TEST(Runner, GoldenVectorsReplayAgainstTheReference) {
   ASSERT_GE(vectors.size(), 300u);
   int sessions = 0;
   for (const auto& v : vectors) {
-    const std::string now = v.steps.empty() ? sc::result_line(v.c, v.id, sc::oracle_views())
-                                            : sc::session_line(v.steps, v.id, sc::oracle_views());
-    EXPECT_EQ(sc::first_difference(v.expect, now, sc::oracle_views()), "") << v.id;
+    const std::string now = v.steps.empty() ? sp::result_line(v.c, v.id, sp::oracle_views())
+                                            : sp::session_line(v.steps, v.id, sp::oracle_views());
+    EXPECT_EQ(sp::first_difference(v.expect, now, sp::oracle_views()), "") << v.id;
     sessions += !v.steps.empty();
   }
   EXPECT_GE(sessions, 5);
@@ -308,14 +309,14 @@ TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
   // cp 15: the full stream pads to lcm(129, 2048, 15) = 1,320,960 rows, so the
   // reference's own answer holds more than 2^21 values. A fixed limit of 2^21
   // failed the original, whose answer was right (found by the default run).
-  const sc::Case c = sc::case_from_json(
+  const sp::Case c = sp::case_from_json(
       R"({"data_seed":1,"graph_bounds":{"image":[0,0],"video":[0,0]},"id":"big","layout":{"attn_modes":["full"],)"
       R"("sample_lens":[20229],"split_lens":[20229],"und_token_indexes":[]},"options":{"causal_seq_alignment":129,)"
       R"("cp_world_size":15,"full_seq_alignment":129,"is_image_batch":false,"pad_for_cuda_graphs":true,)"
       R"("pad_segment_only_when_padded":false},"row_bytes":8,"rows":20229,"type":"case"})");
-  const auto views = sc::views_for(c, sc::oracle_views());
-  const std::string plain = sc::result_line(c, "big", views, sc::Encoding::plain);
-  const std::string runs = sc::result_line(c, "big", views, sc::Encoding::runs);
+  const auto views = sp::views_for(c, sp::oracle_views());
+  const std::string plain = sp::result_line(c, "big", views, sp::Encoding::plain);
+  const std::string runs = sp::result_line(c, "big", views, sp::Encoding::runs);
   std::size_t values = 0;
   const std::function<void(const nlohmann::json&)> count = [&](const nlohmann::json& v) {
     ++values;
@@ -325,11 +326,11 @@ TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
   };
   count(nlohmann::json::parse(plain));
   ASSERT_GT(values, std::size_t{1} << 21);
-  EXPECT_EQ(sc::first_difference(runs, plain, views), "");
-  EXPECT_EQ(sc::first_difference(plain, runs, views), "");
+  EXPECT_EQ(sp::first_difference(runs, plain, views), "");
+  EXPECT_EQ(sp::first_difference(plain, runs, views), "");
   // Past twice the reference's answer, a runs bomb is still refused.
   const std::string bomb = R"({"type":"result","id":"big","ok":true,"pack":{"x":{"runs":[0,100000000,0]}}})";
-  EXPECT_NE(sc::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
+  EXPECT_NE(sp::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
 }
 
 namespace {
@@ -352,7 +353,7 @@ TEST(Limits, TheFastPathReadsWhatTheGeneralParserReads) {
   ASSERT_GT(lines.size(), 400u);
   std::size_t simple = 0;
   for (const auto& line : lines) {
-    const auto fast = sc::parse_simple_json(line);
+    const auto fast = sp::parse_simple_json(line);
     if (!fast) continue;  // escapes or non-ASCII text (error vectors' modes)
     ++simple;
     ASSERT_EQ(fast->dump(), json::parse(line).dump()) << line.substr(0, 200);
@@ -390,15 +391,15 @@ TEST(Limits, TheFastPathReadsWhatTheGeneralParserReads) {
       {std::string(65, '[') + std::string(65, ']'), std::nullopt},
   };
   for (const auto& [text, want] : edges) {
-    const auto fast = sc::parse_simple_json(text);
+    const auto fast = sp::parse_simple_json(text);
     EXPECT_EQ(fast.has_value(), want.has_value()) << text;
     if (fast && want) {
       EXPECT_EQ(*fast, *want) << text;
       EXPECT_EQ(fast->dump(), want->dump()) << text;  // the same number types (unsigned, signed)
     }
   }
-  EXPECT_FALSE(sc::parse_simple_json("[1,2,3]", 3).has_value());  // four values
-  EXPECT_TRUE(sc::parse_simple_json("[1,2,3]", 4).has_value());
+  EXPECT_FALSE(sp::parse_simple_json("[1,2,3]", 3).has_value());  // four values
+  EXPECT_TRUE(sp::parse_simple_json("[1,2,3]", 4).has_value());
   // Damaged lines: a byte replaced, removed or inserted.
   std::mt19937_64 rng(7);
   const std::string tricky = "{}[],:\"\\-0123456789.eE tfnx\x01\xC3\xFF";
@@ -417,7 +418,7 @@ TEST(Limits, TheFastPathReadsWhatTheGeneralParserReads) {
       default:
         t.insert(at, 1, ch);
     }
-    const auto fast = sc::parse_simple_json(t);
+    const auto fast = sp::parse_simple_json(t);
     const auto slow = general(t);
     if (!fast) continue;
     ++taken;
@@ -430,7 +431,7 @@ TEST(Limits, TheFastPathReadsWhatTheGeneralParserReads) {
     if (line.size() > 3000) continue;
     std::string t = line;
     t[rng() % t.size()] = tricky[rng() % 10];
-    const auto fast = sc::parse_simple_json(t);
+    const auto fast = sp::parse_simple_json(t);
     if (!fast) continue;
     ++taken;
     const auto slow = general(t);
@@ -448,7 +449,7 @@ namespace {
 // for the case as a document (built here field by field), for generated
 // cases of both profiles and for text that needs escaping.
 TEST(CaseJson, TheWriterWritesWhatTheSerializerWrites) {
-  const auto serialized = [](const sc::Case& c, const std::string& id) {
+  const auto serialized = [](const sp::Case& c, const std::string& id) {
     const auto& o = c.options;
     json j = {
         {"type", "case"},
@@ -480,13 +481,13 @@ TEST(CaseJson, TheWriterWritesWhatTheSerializerWrites) {
   for (const auto profile : {seqpack::properties::Profile::packer, seqpack::properties::Profile::strict}) {
     const auto gen = seqpack::properties::gen_case(profile);
     for (std::uint64_t i = 0; i < 1500; ++i) {
-      const sc::Case c = gen(rc::Random(i * 0x9E3779B97F4A7C15ull + 11), 100).value();
-      ASSERT_EQ(sc::to_json(c, "p" + std::to_string(i)), serialized(c, "p" + std::to_string(i)));
+      const sp::Case c = gen(rc::Random(i * 0x9E3779B97F4A7C15ull + 11), 100).value();
+      ASSERT_EQ(sp::to_json(c, "p" + std::to_string(i)), serialized(c, "p" + std::to_string(i)));
       faults.insert(c.fault);
     }
   }
   EXPECT_GT(faults.size(), 5u);  // the strict profile's faults came by
-  sc::Case odd;
+  sp::Case odd;
   odd.layout = {{2}, {1, 1}, {"causal", "f\"u\\ll\n\xC3\xA9"}, {0}};
   odd.rows = 2;
   odd.data_seed = ~0ull;
@@ -494,11 +495,11 @@ TEST(CaseJson, TheWriterWritesWhatTheSerializerWrites) {
   odd.marks.video_full = -3;
   odd.expect_error = "invalid_layout";
   odd.fault = "unknown_mode";
-  EXPECT_EQ(sc::to_json(odd, "id \"quoted\" \x01"), serialized(odd, "id \"quoted\" \x01"));
-  EXPECT_EQ(sc::to_json(odd, "back\\slash"), serialized(odd, "back\\slash"));
-  EXPECT_EQ(sc::to_json(odd, "del \x7F"), serialized(odd, "del \x7F"));
+  EXPECT_EQ(sp::to_json(odd, "id \"quoted\" \x01"), serialized(odd, "id \"quoted\" \x01"));
+  EXPECT_EQ(sp::to_json(odd, "back\\slash"), serialized(odd, "back\\slash"));
+  EXPECT_EQ(sp::to_json(odd, "del \x7F"), serialized(odd, "del \x7F"));
   odd.layout.attn_modes[1] = "\xFF";  // not UTF-8: refused by both
-  EXPECT_THROW(sc::to_json(odd), json::exception);
+  EXPECT_THROW(sp::to_json(odd), json::exception);
   EXPECT_THROW(serialized(odd, "case"), json::exception);
 }
 
@@ -530,7 +531,7 @@ TEST(Limits, BoundedLinesAreTheLinesGetlineReads) {
       for (std::size_t k = 0; k < want.size(); ++k) {
         SCOPED_TRACE("max " + std::to_string(max) + ", line " + std::to_string(k) + " of " +
                      std::to_string(want[k].size()) + " bytes" + (final_newline ? "" : ", no final newline"));
-        ASSERT_TRUE(sc::read_line_bounded(in, line, max, &too_long));
+        ASSERT_TRUE(sp::read_line_bounded(in, line, max, &too_long));
         if (want[k].size() <= max) {
           EXPECT_EQ(too_long, 0u);
           EXPECT_TRUE(line == want[k]);
@@ -539,8 +540,8 @@ TEST(Limits, BoundedLinesAreTheLinesGetlineReads) {
           EXPECT_TRUE(line.empty());
         }
       }
-      EXPECT_FALSE(sc::read_line_bounded(in, line, max, &too_long));
-      EXPECT_FALSE(sc::read_line_bounded(in, line, max, &too_long));  // and stays at the end
+      EXPECT_FALSE(sp::read_line_bounded(in, line, max, &too_long));
+      EXPECT_FALSE(sp::read_line_bounded(in, line, max, &too_long));  // and stays at the end
     }
   }
 }
@@ -573,10 +574,10 @@ TEST(Limits, ABoundedLineOnAFailingStreamIsAnError) {
     std::string line;
     std::size_t too_long = 0;
     if (text.find('\n') != std::string::npos) {
-      ASSERT_TRUE(sc::read_line_bounded(in, line, 100, &too_long));
+      ASSERT_TRUE(sp::read_line_bounded(in, line, 100, &too_long));
       EXPECT_EQ(line, "one line");
     }
-    EXPECT_THROW(sc::read_line_bounded(in, line, 100, &too_long), sc::InputError) << text;
+    EXPECT_THROW(sp::read_line_bounded(in, line, 100, &too_long), sp::InputError) << text;
   }
 }
 

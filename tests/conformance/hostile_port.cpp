@@ -13,12 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace {
 
 using nlohmann::json;
-namespace sc = seqpack::conformance;
+namespace sc = seqpack::protocol;
 
 [[noreturn]] void hang() {
   for (;;) pause();

@@ -14,13 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck.h>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/show.hpp"
 
 namespace {
 
 namespace sc = seqpack::conformance;
+namespace sp = seqpack::protocol;
 using nlohmann::json;
 
 struct RunResult {
@@ -32,7 +33,7 @@ RunResult conform(const std::string& port, std::int64_t cases,
                   const std::function<void(sc::ConformOptions&)>& edit = {}) {
   sc::ConformOptions o;
   o.port = port;
-  o.profiles = {sc::Profile::packer};
+  o.profiles = {sp::Profile::packer};
   o.cases = cases;
   o.seed = 7;
   if (edit) edit(o);
@@ -92,7 +93,7 @@ TEST(Verdict, AWrongPortGivesOneGroupAndAShortLog) {
     std::ifstream in(f.path());
     std::stringstream text;
     text << in.rdbuf();
-    EXPECT_LE(sc::case_from_json(text.str()).rows, 4) << text.str();
+    EXPECT_LE(sp::case_from_json(text.str()).rows, 4) << text.str();
     ++saved;
   }
   EXPECT_EQ(saved, 1u);
@@ -100,7 +101,7 @@ TEST(Verdict, AWrongPortGivesOneGroupAndAShortLog) {
 
 TEST(Verdict, TwoFaultsGiveTwoGroupsAndMaxFailuresStops) {
   const RunResult all = conform(kWrong + " two_faults", 0, [](sc::ConformOptions& o) {
-    o.profiles = {sc::Profile::strict};
+    o.profiles = {sp::Profile::strict};
     o.cases = 1500;
   });
   EXPECT_EQ(all.rc, 1) << all.out;
@@ -110,7 +111,7 @@ TEST(Verdict, TwoFaultsGiveTwoGroupsAndMaxFailuresStops) {
   EXPECT_LE(lines(all.out), 60u) << all.out;
   // --max-failures 1 (--fail-fast): the run stops at the first group.
   const RunResult first = conform(kWrong + " two_faults", 0, [](sc::ConformOptions& o) {
-    o.profiles = {sc::Profile::strict};
+    o.profiles = {sp::Profile::strict};
     o.cases = 1500;
     o.max_failures = 1;
   });
@@ -135,11 +136,11 @@ TEST(Explain, NamesEveryRuleWithItsValue) {
   // tokens + 1 pad row = 126; alignment 128 with cp 3: lcm 384; graphs:
   // bucket 128 for 126 rows, step lcm(384, 128) = 384; padded 384; the video
   // full mark 500 wins. Values worked by hand from NOTES.md sections 3 and 4.
-  sc::Case c;
+  sp::Case c;
   c.layout.sample_lens = {125, 5};
   c.layout.split_lens = {3, 122, 2, 3};
   c.layout.attn_modes = {"causal", "full", "causal", "full"};
-  sc::list_und_tokens(c);
+  sp::list_und_tokens(c);
   c.rows = 130;
   c.options.cp_world_size = 3;
   c.options.full_seq_alignment = 128;
@@ -184,7 +185,7 @@ TEST(Labels, VectorsCarryTheirRealCategory) {
     }
   }
   // A case that names no class takes its expected result's.
-  EXPECT_EQ(sc::case_label(sc::Case{}, R"({"type":"result","id":"x","ok":false,"error":"overflow"})"), "overflow");
+  EXPECT_EQ(sc::case_label(sp::Case{}, R"({"type":"result","id":"x","ok":false,"error":"overflow"})"), "overflow");
 }
 
 TEST(Progress, LinesWithoutATerminal) {

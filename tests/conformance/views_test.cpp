@@ -9,13 +9,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace {
 
-namespace sc = seqpack::conformance;
+namespace sc = seqpack::protocol;
 namespace ref = seqpack::reference;
 using nlohmann::json;
 

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     try {
-      const auto violations = seqpack::properties::check_all(seqpack::conformance::case_from_json(text.str()));
+      const auto violations = seqpack::properties::check_all(seqpack::protocol::case_from_json(text.str()));
       for (const auto& v : violations) std::cout << argv[i] << ": " << v << "\n";
       std::cout << argv[i] << ": " << (violations.empty() ? "all properties hold" : "violations found") << "\n";
       failed += violations.empty() ? 0 : 1;

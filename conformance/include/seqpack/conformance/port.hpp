@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/limits.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace seqpack::conformance {
 
@@ -17,23 +17,23 @@ namespace seqpack::conformance {
 struct Hello {
   std::string name;
   std::vector<std::string> views;
-  Encoding encoding = Encoding::plain;
+  protocol::Encoding encoding = protocol::Encoding::plain;
 };
 
 /// Reads a port's hello line, checking every member's type: `type` "hello",
 /// `protocol` this protocol, `name` a string, `views` an array of strings,
 /// `encoding` a string. `fallback_name` names a port whose hello has none;
-/// the runs encoding counts only when `offered`. Throws InputError naming
+/// the runs encoding counts only when `offered`. Throws protocol::InputError naming
 /// the field.
 Hello parse_hello(const std::string& line, const std::string& fallback_name, bool offered);
 
-/// A port's output as lines, within kMaxLineBytes: bytes go in as they are
+/// A port's output as lines, within protocol::kMaxLineBytes: bytes go in as they are
 /// read, complete lines come out; a line longer than the limit is an error
 /// as soon as its bytes pass the limit, before its newline arrives.
 class LineReader {
  public:
   /// Appends bytes. Returns false (and stores nothing more) once the line
-  /// being read passes kMaxLineBytes; `error()` then says so.
+  /// being read passes protocol::kMaxLineBytes; `error()` then says so.
   bool append(const char* data, std::size_t n);
   /// The next complete line (without its newline), if one is buffered.
   std::optional<std::string> next();
@@ -79,7 +79,7 @@ class Port {
   const std::string& name() const noexcept { return name_; }
   const std::vector<std::string>& views() const noexcept { return views_; }
   /// The encoding the port chose at hello.
-  Encoding encoding() const noexcept { return encoding_; }
+  protocol::Encoding encoding() const noexcept { return encoding_; }
   int restarts() const noexcept { return restarts_; }
   /// Why the last start() or exchange() stopped early (none if it did not).
   PortFailure failure() const noexcept { return failure_; }
@@ -88,7 +88,7 @@ class Port {
   std::string command_;
   double timeout_s_;
   bool offer_runs_;
-  Encoding encoding_ = Encoding::plain;
+  protocol::Encoding encoding_ = protocol::Encoding::plain;
   pid_t pid_ = -1;
   int to_port_ = -1;
   int from_port_ = -1;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
 namespace seqpack::conformance {
 
@@ -15,7 +15,7 @@ struct ConformOptions {
   std::string port;  ///< command line of the port
   /// The profiles whose random cases run, in order (default: both, so that
   /// one run convicts what either profile would).
-  std::vector<conformance::Profile> profiles = {conformance::Profile::packer, conformance::Profile::strict};
+  std::vector<protocol::Profile> profiles = {protocol::Profile::packer, protocol::Profile::strict};
   std::int64_t cases = 1000;  ///< random cases per profile (0: vectors only, or --time)
   double time_s = 0;          ///< stop each profile's random cases after this long (0: no limit)
   std::uint64_t seed = 1;
@@ -52,9 +52,9 @@ int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& 
 /// A golden vector: a case and the reference's result line for it.
 struct Vector {
   std::string id;
-  conformance::Case c;
+  protocol::Case c;
   std::string expect;
-  std::vector<conformance::Case> steps;  ///< a session vector's cases (then `c` is unused)
+  std::vector<protocol::Case> steps;  ///< a session vector's cases (then `c` is unused)
 };
 
 /// The vector file format this build writes and reads (each line's "format";

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
 namespace seqpack::conformance {
 
@@ -21,14 +21,14 @@ std::string failure_signature(const std::string& diff);
 /// (the fault left out where the case names none). A case that names no
 /// class but whose expected result (a result line, may be empty) is an
 /// error takes that class.
-std::string case_label(const Case& c, const std::string& expect = "");
+std::string case_label(const protocol::Case& c, const std::string& expect = "");
 
 /// How the reference derived the value that `diff` names, from the case:
 /// the real tokens, the pad segment's reserved row, the effective alignment
 /// lcm(alignment, cp), the CUDA-graph bucket step and the high-water mark.
 /// Empty when the difference is not a length, offset or mark. Lines start
 /// with `indent`.
-std::string explain_difference(const Case& c, const std::string& diff, const std::string& indent = "  ");
+std::string explain_difference(const protocol::Case& c, const std::string& diff, const std::string& indent = "  ");
 
 /// One failure group, for reports.
 struct GroupReport {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
 namespace seqpack::fuzz {
 
@@ -66,21 +66,21 @@ inline constexpr Budget kLargeBudget{std::int64_t{1} << 18, std::int64_t{1} << 2
 ///    options, marks; see encode_raw); `expect_error` stays empty and the
 ///    targets take the reference's answer as the class.
 /// The budget picks the long streams' lengths: the bucket edges it holds.
-conformance::Case decode_case(const std::uint8_t* data, std::size_t size, const Budget& budget = kFastBudget);
+protocol::Case decode_case(const std::uint8_t* data, std::size_t size, const Budget& budget = kFastBudget);
 
 /// The raw form of a case: decode_case(encode_raw(c)) has c's layout,
 /// options, marks, rows, row width and data seed. Used to seed the corpora
 /// from the golden vectors and the generators.
-std::vector<std::uint8_t> encode_raw(const conformance::Case& c);
+std::vector<std::uint8_t> encode_raw(const protocol::Case& c);
 
 /// Whether the target builds the case: its rows, its padded streams and their
 /// bytes fit the budget, or the reference refuses it before allocating (any
 /// error class). Decided from the layout (and, past the budget, the
 /// reference's plan) before any row is allocated.
-bool small_enough(const conformance::Case& c, const Budget& budget = kFastBudget);
+bool small_enough(const protocol::Case& c, const Budget& budget = kFastBudget);
 
 /// Prints "seqpack-fuzz: <what>" and the case as JSON on stderr, then aborts
 /// (libFuzzer records the input; the overnight job groups findings by <what>).
-[[noreturn]] void report(const std::string& what, const conformance::Case& c);
+[[noreturn]] void report(const std::string& what, const protocol::Case& c);
 
 }  // namespace seqpack::fuzz

@@ -1,4 +1,4 @@
-// The conformance protocol (seqpack-conformance/1, see conformance/PROTOCOL.md):
+// The conformance protocol (seqpack-conformance/1, see protocol/PROTOCOL.md):
 // the reference's answers, and the comparison of a port's answers with them.
 #pragma once
 
@@ -12,11 +12,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "seqpack/conformance/case.hpp"
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/reference/views.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 inline constexpr const char* kProtocol = "seqpack-conformance/1";
 
@@ -96,11 +96,11 @@ class Implementation {
  public:
   virtual ~Implementation() = default;
   virtual std::string name() const = 0;
-  virtual std::unique_ptr<Built> build(const reference::Rows& rows, const conformance::Case& c,
+  virtual std::unique_ptr<Built> build(const reference::Rows& rows, const protocol::Case& c,
                                        reference::GraphMarks& marks) const = 0;
   /// Builds the case with metadata prepared from `prepared_from` (the
   /// metadata_reuse view); throws Unsupported unless overridden.
-  virtual std::unique_ptr<Built> build_prepared(const reference::Rows& rows, const conformance::Case& c,
+  virtual std::unique_ptr<Built> build_prepared(const reference::Rows& rows, const protocol::Case& c,
                                                 reference::GraphMarks& marks,
                                                 const reference::Layout& prepared_from) const;
   /// The optional views and behaviours the implementation's port declares.
@@ -125,23 +125,23 @@ std::uint64_t payload_bits(std::int64_t t);
 reference::Rows foreign_rows(int source, std::size_t n);
 
 /// The reference's result for a case as one JSON line, with only `views`.
-std::string result_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views,
+std::string result_line(const protocol::Case& c, const std::string& id, const std::vector<std::string>& views,
                         Encoding encoding = Encoding::plain);
 /// The same for another implementation. Cases past the oracle's row limit are
 /// answered by the reference's checks (nothing is allocated for them).
-std::string result_line(const Implementation& impl, const conformance::Case& c, const std::string& id,
+std::string result_line(const Implementation& impl, const protocol::Case& c, const std::string& id,
                         const std::vector<std::string>& views, Encoding encoding);
 
 /// The reference's answer to a session request (PROTOCOL.md, "Sessions"):
 /// the steps' results in order, with the marks carried from step to step (the
 /// first step's graph_bounds set them). Step k's result id is "<id>/<k>".
-std::string session_line(const std::vector<conformance::Case>& steps, const std::string& id,
+std::string session_line(const std::vector<protocol::Case>& steps, const std::string& id,
                          const std::vector<std::string>& views, Encoding encoding = Encoding::plain);
-std::string session_line(const Implementation& impl, const std::vector<conformance::Case>& steps, const std::string& id,
+std::string session_line(const Implementation& impl, const std::vector<protocol::Case>& steps, const std::string& id,
                          const std::vector<std::string>& views, Encoding encoding);
 /// The session request line for `steps`.
-std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id);
-std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id,
+std::string session_request_line(const std::vector<protocol::Case>& steps, const std::string& id);
+std::string session_request_line(const std::vector<protocol::Case>& steps, const std::string& id,
                                  const std::vector<std::string>& views);
 
 /// The oracle's side of a port's conversation: answers hello (choosing the runs encoding
@@ -182,8 +182,8 @@ std::string first_difference(const std::string& expected, const std::string& act
 /// The request line for a case. With `views`, the request names the views
 /// the runner will compare for it ("views": PROTOCOL.md, "Optional views and
 /// requests"); a port may compute only those.
-std::string request_line(const conformance::Case& c, const std::string& id);
-std::string request_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views);
+std::string request_line(const protocol::Case& c, const std::string& id);
+std::string request_line(const protocol::Case& c, const std::string& id, const std::vector<std::string>& views);
 
 /// Padded rows (causal + full) up to which the runner asks for every declared
 /// view; past it, only the first protocol's views and the behaviours.
@@ -192,8 +192,8 @@ inline constexpr std::int64_t kAllViewsRows = 4096;
 /// The views the runner compares for a case (or a session's steps): every
 /// declared one when the case's padded streams hold at most kAllViewsRows
 /// rows, else only all_seq_padded, cp_shards, session and error_marks.
-std::vector<std::string> views_for(const conformance::Case& c, const std::vector<std::string>& declared);
-std::vector<std::string> views_for(const std::vector<conformance::Case>& steps,
+std::vector<std::string> views_for(const protocol::Case& c, const std::vector<std::string>& declared);
+std::vector<std::string> views_for(const std::vector<protocol::Case>& steps,
                                    const std::vector<std::string>& declared);
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -1,5 +1,5 @@
 // The oracle's answers and the comparison of results.
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case_json.hpp"
-#include "seqpack/conformance/render.hpp"
+#include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/render.hpp"
 #include "seqpack/reference/reference.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 namespace {
 
 namespace ref = seqpack::reference;
@@ -287,11 +287,11 @@ class ReferenceBuilt : public Built {
 class ReferenceImplementation : public Implementation {
  public:
   std::string name() const override { return "seqpack reference oracle"; }
-  std::unique_ptr<Built> build(const ref::Rows& rows, const conformance::Case& c,
+  std::unique_ptr<Built> build(const ref::Rows& rows, const protocol::Case& c,
                                ref::GraphMarks& marks) const override {
     return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks));
   }
-  std::unique_ptr<Built> build_prepared(const ref::Rows& rows, const conformance::Case& c, ref::GraphMarks& marks,
+  std::unique_ptr<Built> build_prepared(const ref::Rows& rows, const protocol::Case& c, ref::GraphMarks& marks,
                                         const ref::Layout& prepared_from) const override {
     auto meta = std::make_shared<const ref::Metadata>(ref::prepare_metadata(prepared_from));
     return std::make_unique<ReferenceBuilt>(ref::build_pack(rows, c.layout, c.options, marks, std::move(meta)));
@@ -439,7 +439,7 @@ const std::vector<std::unique_ptr<Built>>* shard_all(Writer& w, Shards& shards, 
   return &set.ranks;
 }
 
-void cp_local(Writer& w, Shards& all, const conformance::Case& c) {
+void cp_local(Writer& w, Shards& all, const protocol::Case& c) {
   w.open_list();
   const ref::PositionIds ids = position_ids(c.rows, false);
   for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
@@ -472,7 +472,7 @@ void cp_local(Writer& w, Shards& all, const conformance::Case& c) {
 // What shards keep of the whole pack (global offsets and maxima), their
 // position ids and the pack gathered back: the framework's CP utilities,
 // for each world size of cp_local.
-void cp_global(Writer& w, const Built& b, Shards& all, const conformance::Case& c) {
+void cp_global(Writer& w, const Built& b, Shards& all, const protocol::Case& c) {
   w.open_list();
   const ref::PositionIds one = position_ids(c.rows, false), three = position_ids(c.rows, true);
   for (const std::int64_t world : local_world_sizes(c.options.cp_world_size)) {
@@ -526,7 +526,7 @@ void cp_global(Writer& w, const Built& b, Shards& all, const conformance::Case& 
 
 // The views a result carries beyond the first protocol's, each on a fresh
 // build where the view changes the pack.
-void more_views(Writer& w, const Implementation& impl, const Built& b, Shards& shards, const conformance::Case& c,
+void more_views(Writer& w, const Implementation& impl, const Built& b, Shards& shards, const protocol::Case& c,
                 const ref::Rows& rows, const std::vector<std::string>& views) {
   const ref::Pack& p = b.pack();
   const auto rebuild = [&](const ref::Rows& r) {
@@ -594,7 +594,7 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, Shards& s
     ref::GraphMarks m = c.marks;
     w.key("metadata_reuse").open().key("matching");
     summary(w, *impl.build_prepared(rows, c, m, c.layout));
-    conformance::Case other = c;
+    protocol::Case other = c;
     other.layout.sample_lens.push_back(0);
     m = c.marks;
     w.key("mismatching").str(class_of([&] { impl.build_prepared(rows, other, m, c.layout); }));
@@ -647,7 +647,7 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, Shards& s
   }
 }
 
-std::string result_or_error(const Implementation& impl, const conformance::Case& c, const std::string& id,
+std::string result_or_error(const Implementation& impl, const protocol::Case& c, const std::string& id,
                             const std::vector<std::string>& views, Encoding encoding,
                             ref::GraphMarks* marks_after = nullptr) {
   ref::GraphMarks after = c.marks;
@@ -898,7 +898,7 @@ ref::PositionIds Built::shard_position_ids(const ref::PositionIds&, std::int64_t
 std::unique_ptr<Built> Built::gather(const std::vector<const Built*>&) const { unsupported("gather_shards"); }
 std::unique_ptr<Built> Built::zeros_like(std::optional<std::size_t>) const { unsupported("zeros_like"); }
 
-std::unique_ptr<Built> Implementation::build_prepared(const ref::Rows&, const conformance::Case&, ref::GraphMarks&,
+std::unique_ptr<Built> Implementation::build_prepared(const ref::Rows&, const protocol::Case&, ref::GraphMarks&,
                                                       const ref::Layout&) const {
   unsupported("prepare_sequence_pack_metadata");
 }
@@ -935,31 +935,31 @@ const Implementation& reference_implementation() {
   return impl;
 }
 
-std::string result_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views,
+std::string result_line(const protocol::Case& c, const std::string& id, const std::vector<std::string>& views,
                         Encoding encoding) {
   return result_or_error(reference_implementation(), c, id, views, encoding);
 }
 
-std::string result_line(const Implementation& impl, const conformance::Case& c, const std::string& id,
+std::string result_line(const Implementation& impl, const protocol::Case& c, const std::string& id,
                         const std::vector<std::string>& views, Encoding encoding) {
   return result_or_error(impl, c, id, views, encoding);
 }
 
-std::string request_line(const conformance::Case& c, const std::string& id) { return conformance::to_json(c, id); }
+std::string request_line(const protocol::Case& c, const std::string& id) { return protocol::to_json(c, id); }
 
-std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id) {
+std::string session_request_line(const std::vector<protocol::Case>& steps, const std::string& id) {
   return session_request_line(steps, id, oracle_views());
 }
 
-std::string request_line(const conformance::Case& c, const std::string& id, const std::vector<std::string>& views) {
-  std::string line = conformance::to_json(c, id);
+std::string request_line(const protocol::Case& c, const std::string& id, const std::vector<std::string>& views) {
+  std::string line = protocol::to_json(c, id);
   line.pop_back();  // the closing brace
   line += ",\"views\":[";
   for (std::size_t i = 0; i < views.size(); ++i) line += (i ? ",\"" : "\"") + views[i] + "\"";
   return line + "]}";
 }
 
-std::vector<std::string> views_for(const conformance::Case& c, const std::vector<std::string>& declared) {
+std::vector<std::string> views_for(const protocol::Case& c, const std::vector<std::string>& declared) {
   std::int64_t padded = 0;
   try {
     const CaseShape shape = plan_case(c);  // allocates nothing per token
@@ -975,7 +975,7 @@ std::vector<std::string> views_for(const conformance::Case& c, const std::vector
   return out;
 }
 
-std::vector<std::string> views_for(const std::vector<conformance::Case>& steps,
+std::vector<std::string> views_for(const std::vector<protocol::Case>& steps,
                                    const std::vector<std::string>& declared) {
   std::vector<std::string> out = declared;
   for (const auto& c : steps) {
@@ -985,14 +985,14 @@ std::vector<std::string> views_for(const std::vector<conformance::Case>& steps,
   return out;
 }
 
-std::string session_line(const Implementation& impl, const std::vector<conformance::Case>& steps, const std::string& id,
+std::string session_line(const Implementation& impl, const std::vector<protocol::Case>& steps, const std::string& id,
                          const std::vector<std::string>& views, Encoding encoding) {
   Writer w;
   w.open().key("type").str("session").key("id").str(id).key("results").open_list();
   std::string text = w.text();
   ref::GraphMarks marks = steps.empty() ? ref::GraphMarks{} : steps.front().marks;
   for (std::size_t k = 0; k < steps.size(); ++k) {
-    conformance::Case step = steps[k];
+    protocol::Case step = steps[k];
     step.marks = marks;
     if (k) text += ',';
     text += result_or_error(impl, step, id + "/" + std::to_string(k), views, encoding, &marks);
@@ -1000,18 +1000,18 @@ std::string session_line(const Implementation& impl, const std::vector<conforman
   return text + "]}";
 }
 
-std::string session_line(const std::vector<conformance::Case>& steps, const std::string& id,
+std::string session_line(const std::vector<protocol::Case>& steps, const std::string& id,
                          const std::vector<std::string>& views, Encoding encoding) {
   return session_line(reference_implementation(), steps, id, views, encoding);
 }
 
-std::string session_request_line(const std::vector<conformance::Case>& steps, const std::string& id,
+std::string session_request_line(const std::vector<protocol::Case>& steps, const std::string& id,
                                  const std::vector<std::string>& views) {
   std::string text =
       "{\"type\":\"session\",\"id\":" + json(id).dump() + ",\"views\":" + json(views).dump() + ",\"cases\":[";
   for (std::size_t k = 0; k < steps.size(); ++k) {
     if (k) text += ',';
-    text += conformance::to_json(steps[k], id + "/" + std::to_string(k));
+    text += protocol::to_json(steps[k], id + "/" + std::to_string(k));
   }
   return text + "]}";
 }
@@ -1110,10 +1110,10 @@ std::string Oracle::handle(const std::string& line) {
                           "field cases: " + std::to_string(cases->size()) + " steps exceed the limit of " +
                               std::to_string(kMaxSessionSteps));
       }
-      std::vector<conformance::Case> steps;
+      std::vector<protocol::Case> steps;
       for (std::size_t k = 0; k < cases->size(); ++k) {
         try {
-          steps.push_back(conformance::case_from_json_value((*cases)[k]));
+          steps.push_back(protocol::case_from_json_value((*cases)[k]));
         } catch (const std::exception& e) {
           return error_line(id, "bad_request", "cases[" + std::to_string(k) + "]: " + e.what());
         }
@@ -1136,9 +1136,9 @@ std::string Oracle::handle(const std::string& line) {
       }
       return session_line(*impl_, steps, id, asked_views(j), encoding_);
     }
-    conformance::Case c;
+    protocol::Case c;
     try {
-      c = conformance::case_from_json_value(j);
+      c = protocol::case_from_json_value(j);
     } catch (const std::exception& e) {
       return error_line(id, "bad_request", e.what());
     }
@@ -1268,4 +1268,4 @@ std::string first_difference(const std::string& expected, const std::string& act
   }
 }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -1,7 +1,7 @@
 // The worked examples of NOTES.md section 5.
-#include "seqpack/conformance/examples.hpp"
+#include "seqpack/protocol/examples.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 namespace {
 
 Case make(std::vector<std::int64_t> samples, std::vector<std::string> modes, std::vector<std::int64_t> splits,
@@ -44,4 +44,4 @@ const std::vector<WorkedExample>& worked_examples() {
   return examples;
 }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -1,15 +1,15 @@
 // Readable text for cases and packs (render.hpp).
-#include "seqpack/conformance/render.hpp"
+#include "seqpack/protocol/render.hpp"
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/limits.hpp"
-#include "seqpack/conformance/protocol.hpp"
+#include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 namespace {
 
 namespace ref = seqpack::reference;
@@ -121,4 +121,4 @@ void render_case_body(std::ostream& out, const Case& c) {
   }
 }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

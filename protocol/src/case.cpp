@@ -1,5 +1,5 @@
 // Case data, building, and the JSON case files.
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case_json.hpp"
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/reference/pack.hpp"
 #include "seqpack/reference/testing.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 namespace {
 
 using nlohmann::json;
@@ -259,4 +259,4 @@ Case case_from_json_value(const json& j) {
 
 std::string category(const Case& c) { return c.expect_error.empty() ? "valid" : c.expect_error + "/" + c.fault; }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -7,7 +7,7 @@
 
 #include "seqpack/reference/types.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 /// Which inputs a generator produces: the framework packer's layouts only, or
 /// anything, including every invalid input class of PROTOCOL.md.
@@ -46,4 +46,4 @@ std::string to_json(const Case& c, const std::string& id = "case");
 /// strings. Throws std::runtime_error naming the field on malformed input.
 Case case_from_json(const std::string& text);
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

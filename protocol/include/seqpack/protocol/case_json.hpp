@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 /// As case_from_json, from a parsed value.
 Case case_from_json_value(const nlohmann::json& j);
@@ -20,4 +20,4 @@ inline bool writes_as_is(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7E && ch != '"' && ch != '\\'; });
 }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -5,10 +5,10 @@
 
 #include <ostream>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 #include "seqpack/reference/reference.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 /// Prints the layout and options of a build on one or two lines.
 void print_case(std::ostream& out, const reference::Layout& layout, const reference::Options& options);
@@ -29,4 +29,4 @@ inline constexpr std::int64_t kRenderRows = std::int64_t{1} << 20;
 /// pass kRenderRows is described, not built.
 void render_case_body(std::ostream& out, const Case& c);
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -13,9 +13,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 /// Bytes of one protocol line, request or answer (its newline excluded).
 /// Enforced while reading: the bytes past it are never buffered.
@@ -94,4 +94,4 @@ std::optional<std::string> too_large(const Case& c, const CaseShape& shape, std:
 /// the stream cannot be read (an I/O error; a directory opened as a file).
 bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std::size_t* too_long);
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/conformance/case.hpp"
+#include "seqpack/protocol/case.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 struct WorkedExample {
   std::string name;  ///< "E1" ... "E7", as NOTES.md names them (E3b, E6a-c for the variants)
@@ -18,4 +18,4 @@ struct WorkedExample {
 /// E1 to E7 in order.
 const std::vector<WorkedExample>& worked_examples();
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

@@ -1,6 +1,6 @@
 // The protocol's limits: bounded JSON reading, bounded lines, and the size of
 // a case decided before anything is allocated.
-#include "seqpack/conformance/limits.hpp"
+#include "seqpack/protocol/limits.hpp"
 
 #include <algorithm>
 #include <array>
@@ -15,7 +15,7 @@
 #include "seqpack/common/index_math.hpp"
 #include "seqpack/reference/reference.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 namespace {
 
 namespace ref = seqpack::reference;
@@ -422,4 +422,4 @@ bool read_line_bounded(std::istream& in, std::string& line, std::size_t max, std
   return true;
 }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol
