@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "paths.hpp"
+#include "seqpack/conformance/runner.hpp"
 #include "seqpack/protocol/examples.hpp"
 #include "seqpack/protocol/render.hpp"
-#include "seqpack/conformance/runner.hpp"
 
 namespace seqpack::cli {
 namespace {

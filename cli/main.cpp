@@ -19,10 +19,10 @@
 #include "check.hpp"
 #include "paths.hpp"
 #include "seqpack/common/version.hpp"
+#include "seqpack/conformance/runner.hpp"
 #include "seqpack/protocol/case.hpp"
 #include "seqpack/protocol/limits.hpp"
 #include "seqpack/protocol/protocol.hpp"
-#include "seqpack/conformance/runner.hpp"
 #include "seqpack/reference/reference.hpp"
 #include "verdict.hpp"
 

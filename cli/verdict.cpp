@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "seqpack/conformance/port.hpp"
+#include "seqpack/conformance/verdict.hpp"
 #include "seqpack/protocol/case_json.hpp"
 #include "seqpack/protocol/limits.hpp"
-#include "seqpack/conformance/port.hpp"
 #include "seqpack/protocol/protocol.hpp"
 #include "seqpack/protocol/render.hpp"
-#include "seqpack/conformance/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
 
 namespace seqpack::cli {

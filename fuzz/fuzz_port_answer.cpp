@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "seqpack/conformance/port.hpp"
 #include "seqpack/protocol/case_json.hpp"
 #include "seqpack/protocol/limits.hpp"
-#include "seqpack/conformance/port.hpp"
 #include "seqpack/protocol/protocol.hpp"
 
 namespace sc = seqpack::conformance;

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/fuzz/decode.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace fs = std::filesystem;
 namespace sc = seqpack::conformance;

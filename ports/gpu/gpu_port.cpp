@@ -13,8 +13,8 @@
 #include <iostream>
 #include <string>
 
-#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/gpu/pack.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/errors.hpp"
 
 namespace {

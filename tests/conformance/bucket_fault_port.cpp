@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 int main() {
   namespace sp = seqpack::properties;

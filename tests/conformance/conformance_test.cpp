@@ -11,12 +11,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "seqpack/protocol/case.hpp"
-#include "seqpack/protocol/limits.hpp"
 #include "seqpack/conformance/port.hpp"
-#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace {
 

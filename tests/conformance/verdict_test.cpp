@@ -14,9 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <rapidcheck.h>
 
-#include "seqpack/protocol/case.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/show.hpp"
+#include "seqpack/protocol/case.hpp"
 
 namespace {
 

@@ -6,10 +6,10 @@
 
 #include <rapidcheck.h>
 
-#include "seqpack/protocol/examples.hpp"
-#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/properties/generators.hpp"
+#include "seqpack/protocol/examples.hpp"
+#include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/pack.hpp"
 
 namespace ref = seqpack::reference;

@@ -193,7 +193,6 @@ inline constexpr std::int64_t kAllViewsRows = 4096;
 /// declared one when the case's padded streams hold at most kAllViewsRows
 /// rows, else only all_seq_padded, cp_shards, session and error_marks.
 std::vector<std::string> views_for(const protocol::Case& c, const std::vector<std::string>& declared);
-std::vector<std::string> views_for(const std::vector<protocol::Case>& steps,
-                                   const std::vector<std::string>& declared);
+std::vector<std::string> views_for(const std::vector<protocol::Case>& steps, const std::vector<std::string>& declared);
 
 }  // namespace seqpack::protocol
