@@ -118,6 +118,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bool no_runs = false;
   conform->add_flag("--plain", no_runs, "Do not offer the runs encoding (compare plain arrays only)");
+  bool no_consequences = false;
+  conform->add_flag(
+      "--no-consequences", no_consequences,
+      "Do not run each failure group's packs through the attention emulator (no consequence or severity)");
   conform->add_option("--max-failures", co.max_failures,
                       "Stop after this many distinct failure groups (0: run every case)");
   bool fail_fast = false;
@@ -208,6 +212,7 @@ int main(int argc, char** argv) {
     }
     co.progress = isatty(2) != 0;
     co.offer_runs = !no_runs;
+    co.consequences = !no_consequences;
     if (fail_fast) co.max_failures = 1;
     if (co.max_failures < 0) {
       std::cerr << "conform: --max-failures: expected 0 or more, got " << co.max_failures << "\n";

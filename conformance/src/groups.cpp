@@ -1,11 +1,19 @@
-// Failure signatures, case labels, vector families and JUnit XML.
+// Grouping failures: signatures, case labels and vector families
+// (verdict.hpp), the known-failures entries, and the Runner's record of each
+// verdict. The Runner class is declared in runner_internal.hpp; the case loop
+// is in runner.cpp, shrinking in shrink.cpp, reporting (and JUnit XML) in
+// report.cpp.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "runner_internal.hpp"
 #include "seqpack/conformance/verdict.hpp"
+#include "seqpack/protocol/limits.hpp"
 
 namespace seqpack::conformance {
 
@@ -110,62 +118,142 @@ std::string vector_family(const std::string& id) {
   return dash == std::string::npos ? id : id.substr(0, dash);
 }
 
-std::string junit_xml(const std::string& suite, const std::vector<JUnitCase>& cases, double seconds) {
-  const auto esc = [](const std::string& s) {
-    std::string out;
-    for (const char ch : s) {
-      const auto u = static_cast<unsigned char>(ch);
-      switch (ch) {
-        case '&':
-          out += "&amp;";
-          break;
-        case '<':
-          out += "&lt;";
-          break;
-        case '>':
-          out += "&gt;";
-          break;
-        case '"':
-          out += "&quot;";
-          break;
-        case '\'':
-          out += "&apos;";
-          break;
-        default:
-          // XML 1.0 allows no control characters but tab, newline and return.
-          if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
-            out += '?';
-          } else {
-            out += ch;
-          }
-      }
-    }
-    return out;
+namespace detail {
+namespace {
+
+// A failing case's size, to pick each group's smallest member: its tokens
+// and samples (a session's, summed).
+std::int64_t case_size(const Pending& p) {
+  std::int64_t size = 0;
+  const auto add = [&](const sp::Case& c) {
+    for (const std::int64_t v : c.layout.split_lens) size += std::clamp<std::int64_t>(v, 0, std::int64_t{1} << 40);
+    size += static_cast<std::int64_t>(c.layout.sample_lens.size());
   };
-  const auto secs = [](double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3f", s);
-    return std::string(buf);
-  };
-  std::size_t failures = 0;
-  for (const auto& c : cases) failures += c.failure.empty() ? 0 : 1;
-  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += "<testsuites name=\"" + esc(suite) + "\" tests=\"" + std::to_string(cases.size()) + "\" failures=\"" +
-       std::to_string(failures) + "\" time=\"" + secs(seconds) + "\">\n";
-  x += "  <testsuite name=\"" + esc(suite) + "\" tests=\"" + std::to_string(cases.size()) + "\" failures=\"" +
-       std::to_string(failures) + "\" errors=\"0\" skipped=\"0\" time=\"" + secs(seconds) + "\">\n";
-  for (const auto& c : cases) {
-    x += "    <testcase classname=\"" + esc(c.classname) + "\" name=\"" + esc(c.name) + "\" time=\"" + secs(c.seconds) +
-         "\"";
-    if (c.failure.empty()) {
-      x += "/>\n";
-      continue;
-    }
-    x += ">\n      <failure message=\"" + esc(c.failure) + "\" type=\"conformance\">" + esc(c.detail) +
-         "</failure>\n    </testcase>\n";
-  }
-  x += "  </testsuite>\n</testsuites>\n";
-  return x;
+  if (p.steps.empty()) add(p.c);
+  for (const auto& c : p.steps) add(c);
+  return size;
 }
 
+std::vector<std::string> keys_of(const Pending& p) {
+  std::vector<std::string> keys{category_of(p)};
+  if (p.vector) keys.push_back("vector:" + p.id);
+  return keys;
+}
+
+bool entry_covers(const std::string& entry, const std::vector<std::string>& keys, const std::string& diff) {
+  const auto [key, field] = entry_parts(entry);
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) return false;
+  if (field.empty()) return true;
+  // A session's difference names its step first: "session step N: FIELD...".
+  std::string at = diff;
+  if (at.rfind("session step ", 0) == 0 && at.find(": ") != std::string::npos) at.erase(0, at.find(": ") + 2);
+  return at.rfind(field, 0) == 0 &&
+         (at.size() == field.size() || std::string(".[:").find(at[field.size()]) != std::string::npos);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> entry_parts(const std::string& entry) {
+  const auto at = entry.find(" @");
+  if (at == std::string::npos) return {entry, ""};
+  std::string key = entry.substr(0, at);
+  key.erase(key.find_last_not_of(" \t") + 1);
+  return {key, entry.substr(at + 2)};
+}
+
+std::set<std::string> read_known(const std::string& path) {
+  std::set<std::string> known;
+  if (path.empty()) return known;
+  std::ifstream in(path);
+  if (!in || !std::filesystem::is_regular_file(path)) {
+    throw std::runtime_error("--known-failures: " + path + " is not a readable file");
+  }
+  std::string line;
+  std::size_t too_long = 0;
+  while (read_line_bounded(in, line, kMaxLineBytes, &too_long)) {
+    if (too_long)
+      throw std::runtime_error("--known-failures: " + path + ": a line exceeds the limit of " +
+                               std::to_string(kMaxLineBytes) + " bytes");
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    line.erase(0, line.find_first_not_of(" \t"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty()) continue;
+    const auto [key, field] = entry_parts(line);
+    if (key.empty() || (line.find(" @") != std::string::npos && field.empty())) {
+      std::string why = "--known-failures: " + path;
+      why += ": entry \"";
+      why += line;
+      why += "\": expected KEY or KEY @FIELD";
+      throw std::runtime_error(why);
+    }
+    known.insert(line);
+  }
+  return known;
+}
+
+std::string category_of(const Pending& p) {
+  if (!p.steps.empty()) return "session";
+  return case_label(p.c, p.vector ? p.expect : std::string());
+}
+
+void Runner::record(Pending& p, const std::string& diff, bool hung) {
+  ++ran_;
+  const std::string cat = category_of(p);
+  mix_[cat]++;
+  const auto keys = keys_of(p);
+  for (const auto& k : keys) seen_keys_.insert(k);
+  if (p.vector) ++families_[vector_family(p.id)].first;
+  if (diff.empty()) return;
+  bool known = false;
+  for (const auto& entry : known_) {
+    if (entry_covers(entry, keys, diff)) {
+      known = true;
+      failed_keys_.insert(entry);
+      known_hits_[entry]++;
+    }
+  }
+  if (known) {
+    ++known_failures_;
+    return;
+  }
+  ++unexpected_;
+  if (p.vector) families_[vector_family(p.id)].second.push_back(p.id);
+  const std::string sig = failure_signature(diff);
+  auto it = groups_.find(sig);
+  if (it == groups_.end() && stop_) {
+    // A new fault in the batch that was in flight when --max-failures
+    // stopped the run: counted, not grouped.
+    ++past_stop_;
+    return;
+  }
+  if (it == groups_.end()) {
+    if (first_verdict_s_ < 0) first_verdict_s_ = seconds();
+    it = groups_.emplace(sig, Group{}).first;
+    it->second.signature = sig;
+    it->second.first_s = seconds();
+    group_order_.push_back(sig);
+    if (o_.progress) err_ << "\n";
+    // One block per new fault as soon as it is seen (its first member,
+    // unshrunk); the shrunk smallest member follows at the end.
+    out_ << "FAIL " << p.id << " [" << cat << "] group " << groups_.size() << ": " << sig << " (after "
+         << seconds_text(it->second.first_s) << " s)\n  first difference: " << diff << "\n"
+         << std::flush;  // seen as it is found, also by a log or a script reading a pipe
+    if (o_.max_failures > 0 && static_cast<std::int64_t>(groups_.size()) >= o_.max_failures) stop_ = true;
+  }
+  Group& g = it->second;
+  const std::int64_t size = case_size(p);
+  if (g.count == 0 || size < g.smallest_size) {
+    g.smallest = p;
+    g.smallest.expect.clear();  // recomputed when shrinking; the line can be megabytes
+    g.smallest_diff = diff;
+    g.smallest_size = size;
+    g.smallest_hung = hung;
+  }
+  ++g.count;
+  g.categories[cat]++;
+  if (g.members.size() < kGroupMembersShown) g.members.push_back(p.id);
+}
+
+}  // namespace detail
 }  // namespace seqpack::conformance

@@ -7,6 +7,8 @@
 //                               (its reserved row forgotten)
 //   wrong_port two_faults       max_sample_len, and overflow answered as
 //                               invalid_layout (two distinct faults)
+//   wrong_port no_pad_samples   the pad segment missing on sample_offsets
+//                               (pad_segment.sample_offsets = the plain ones)
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,6 +37,13 @@ int main(int argc, char** argv) {
       }
       if (mode == "two_faults" && r.value("error", "") == "overflow") {
         r["error"] = "invalid_layout";
+        answer = r.dump();
+      }
+    }
+    if (mode == "no_pad_samples") {
+      auto r = nlohmann::json::parse(answer);
+      if (r.value("ok", false) && !r["pack"]["pad_segment"].is_null()) {
+        r["pack"]["pad_segment"]["sample_offsets"] = r["pack"]["sample_offsets"];
         answer = r.dump();
       }
     }

@@ -1,5 +1,5 @@
 """Hypothesis strategies for SequencePack cases, with the classes and edges of
-the C++ generators (properties/src/generators.cpp), written again for
+the C++ generators (properties/src/generators_*.cpp), written again for
 Hypothesis so that they shrink the way its users expect: every choice lists
 its plainest outcome first (one sample, short or empty splits, cp 1,
 alignment 1, no CUDA graphs, no earlier marks), so a failing case shrinks

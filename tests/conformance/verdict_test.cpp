@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -73,6 +74,50 @@ TEST(Signature, DropsIndexesAndKeepsTheKind) {
   // Different fields or kinds are different groups.
   EXPECT_NE(sc::failure_signature("pack.causal_rows: expected 4 entries, port 3"),
             sc::failure_signature("pack.causal_rows[0]: expected 4, port 3"));
+}
+
+// Issue 27: a port whose pad segment is missing on sample_offsets is convicted,
+// with the consequence that the original's comment warns of, within 10 s.
+TEST(Consequence, MissingPadSegmentOnSampleOffsetsIsASilentWrongGradient) {
+  const std::string dir = temp_dir("consequence");
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult r = conform(kWrong + " no_pad_samples", 200, [&](sc::ConformOptions& o) {
+    o.report = dir + "/report.json";
+    o.junit = dir + "/junit.xml";
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_LT(seconds, 10.0);
+  EXPECT_NE(r.out.find("first difference: pack.pad_segment.sample_offsets"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the projection weight gradient is NaN [silent-wrong-gradient]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("by severity: silent-wrong-gradient 1"), std::string::npos) << r.out;
+  std::ifstream report(dir + "/report.json");
+  const json j = json::parse(report);
+  ASSERT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["severity"], "silent-wrong-gradient");
+  EXPECT_EQ(j["groups_by_severity"], json({{"silent-wrong-gradient", 1}}));
+  std::ifstream junit(dir + "/junit.xml");
+  const std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("type=\"silent-wrong-gradient\""), std::string::npos) << xml;
+  std::filesystem::remove_all(dir);
+}
+
+// Each severity class from a port of its kind; --no-consequences drops them.
+TEST(Consequence, SeveritiesFollowTheFaultAndCanBeTurnedOff) {
+  const auto strict = [](sc::ConformOptions& o) { o.profiles = {sp::Profile::strict}; };
+  const RunResult two = conform(kWrong + " two_faults", 300, strict);
+  EXPECT_NE(two.out.find("by severity: silent-wrong-gradient 1, metadata-only 1"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("consequence: none at the attention level (error class only) [metadata-only]"),
+            std::string::npos)
+      << two.out;
+  const RunResult crash = conform(kWrong + " crash_cp 2", 300);
+  EXPECT_NE(crash.out.find("[crash-or-refusal]"), std::string::npos) << crash.out;
+  const RunResult off = conform(kWrong + " two_faults", 300, [&](sc::ConformOptions& o) {
+    strict(o);
+    o.consequences = false;
+  });
+  EXPECT_EQ(off.out.find("consequence:"), std::string::npos) << off.out;
+  EXPECT_EQ(off.out.find("severity"), std::string::npos) << off.out;
 }
 
 TEST(Verdict, AWrongPortGivesOneGroupAndAShortLog) {

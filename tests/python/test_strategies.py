@@ -1,5 +1,5 @@
 """seqpack.strategies reaches the classes and edges of the C++ generators
-(properties/src/generators.cpp, required_classes): each class below, restated
+(properties/src/generators_classes.cpp, required_classes): each class below, restated
 here from the catalogue's classify(), shows up in a derandomized run; and the
 strict profile plants every fault of the C++ generator, under its category."""
 import os
@@ -101,7 +101,7 @@ def test_packer_cases_reach_the_generators_classes():
     assert not missing, "classes the packer strategy never reached: %s" % missing
 
 
-# The C++ generator's fault names (fault_name() of generators.cpp), the second half of a category.
+# The C++ generator's fault names (fault_name() of generators_strict.cpp), the second half of a category.
 CPP_FAULTS = {"option", "empty", "mode_count", "negative_length", "unknown_mode", "tiling_sum", "tiling_boundary",
               "und_out_of_range", "und_repeated", "und_in_full", "length", "overflow_alignment", "overflow_mark",
               "pairing"}

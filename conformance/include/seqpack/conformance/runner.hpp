@@ -27,6 +27,7 @@ struct ConformOptions {
   bool progress = false;       ///< progress line on stderr
   int shrink_budget = 400;     ///< port calls spent shrinking each failure
   bool offer_runs = true;      ///< offer the runs encoding at hello
+  bool consequences = true;    ///< run each group's packs through the attention emulator (consequence.hpp)
   /// Stop the run once this many distinct failure groups (signatures) are
   /// seen (0: no limit); `--fail-fast` is 1.
   std::int64_t max_failures = 0;

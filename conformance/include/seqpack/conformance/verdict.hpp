@@ -44,6 +44,7 @@ struct GroupReport {
 struct JUnitCase {
   std::string classname, name, failure, detail;
   double seconds = 0;
+  std::string type = "conformance";  ///< the failure's type attribute (a group's severity)
 };
 
 /// A JUnit XML document (one testsuite) of the cases; escapes every string.

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -178,6 +179,12 @@ std::string handle_line(const std::string& line);
 /// arrays are expanded before comparing.
 std::string first_difference(const std::string& expected, const std::string& actual,
                              const std::vector<std::string>& views);
+
+/// The reference's and the port's answers as documents, runs expanded, read
+/// under first_difference's limits; nullopt where the port's cannot be read.
+/// Never throws.
+std::optional<std::pair<nlohmann::json, nlohmann::json>> read_answer_pair(const std::string& expected,
+                                                                          const std::string& actual);
 
 /// The request line for a case. With `views`, the request names the views
 /// the runner will compare for it ("views": PROTOCOL.md, "Optional views and

@@ -1,0 +1,190 @@
+// derive_passes (passes.hpp): the consumer passes, each built the way the
+// original's getters hand a consumer its stream, offsets and maximum. The
+// derivation and its line references: PASSES.md.
+#include "seqpack/attention/passes.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace seqpack::attention {
+
+const char* pass_id(PassKind kind) noexcept {
+  switch (kind) {
+    case PassKind::und_causal: return "und_causal";
+    case PassKind::gen_full: return "gen_full";
+    case PassKind::gen_to_und: return "gen_to_und";
+    case PassKind::dense_full: return "dense_full";
+    case PassKind::flex_gen: return "flex_gen";
+    case PassKind::flex_und_causal: return "flex_und_causal";
+  }
+  return "?";
+}
+
+const char* pass_name(PassKind kind) noexcept {
+  switch (kind) {
+    case PassKind::und_causal: return "the causal (understanding) pass";
+    case PassKind::gen_full: return "the full (generation) pass";
+    case PassKind::gen_to_und: return "the generation-to-understanding pass";
+    case PassKind::dense_full: return "the dense full pass";
+    case PassKind::flex_gen: return "the block-sparse generation route";
+    case PassKind::flex_und_causal: return "the block-sparse causal route";
+  }
+  return "?";
+}
+
+namespace {
+
+// What get_causal_seq_padded / get_full_only_seq_padded / get_all_seq_padded
+// hand a consumer: a stream (as row ids), its offsets and maximum, and the
+// wire names of the fields they came from.
+struct StreamView {
+  RowIds rows;
+  std::vector<std::int64_t> offsets;
+  std::int64_t max_len = 0;
+  std::string offsets_field, max_field;
+  bool pad = false;
+};
+
+RowIds real_rows(const std::vector<std::int64_t>& indices) { return indices; }
+
+StreamView causal_view(const PackMeta& m, Variant variant) {
+  StreamView s;
+  const bool pad = variant == Variant::as_packed && m.pad_segment.has_value();
+  s.rows = variant == Variant::as_packed ? m.causal_rows : real_rows(m.causal_indices);
+  s.offsets = pad ? m.pad_segment->causal_seq_offsets : m.causal_seq_offsets;
+  s.max_len = pad ? m.pad_segment->max_causal_len : m.max_causal_len;
+  s.offsets_field = pad ? "pad_segment.causal_seq_offsets" : "causal_seq_offsets";
+  s.max_field = pad ? "pad_segment.max_causal_len" : "max_causal_len";
+  s.pad = pad;
+  return s;
+}
+
+StreamView full_view(const PackMeta& m, Variant variant) {
+  StreamView s;
+  const bool pad = variant == Variant::as_packed && m.pad_segment.has_value();
+  s.rows = variant == Variant::as_packed ? m.full_only_rows : real_rows(m.full_indices);
+  s.offsets = pad ? m.pad_segment->full_only_seq_offsets : m.full_only_seq_offsets;
+  s.max_len = pad ? m.pad_segment->max_full_len : m.max_full_len;
+  s.offsets_field = pad ? "pad_segment.full_only_seq_offsets" : "full_only_seq_offsets";
+  s.max_field = pad ? "pad_segment.max_full_len" : "max_full_len";
+  s.pad = pad;
+  return s;
+}
+
+// get_all_seq_padded (original ~660-708): with a pad segment, a zeroed buffer
+// of both padded lengths with the real rows scattered to their packed
+// positions; without, get_all_seq's real-rows-only buffer.
+StreamView interleaved_view(const PackMeta& m, Variant variant, const StreamView& causal,
+                            const StreamView& full) {
+  StreamView s;
+  const bool pad = variant == Variant::as_packed && m.pad_segment.has_value();
+  const std::size_t len = pad ? causal.rows.size() + full.rows.size()
+                              : m.causal_indices.size() + m.full_indices.size();
+  s.rows.assign(len, -1);
+  const auto scatter = [&](const std::vector<std::int64_t>& indices, const RowIds& stream, const char* name) {
+    for (std::size_t i = 0; i < indices.size() && i < stream.size(); ++i) {
+      const std::int64_t pos = indices[i];
+      if (pos < 0 || static_cast<std::size_t>(pos) >= len)
+        throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(pos) +
+                                    " is outside get_all_seq_padded's " + std::to_string(len) + " rows");
+      s.rows[static_cast<std::size_t>(pos)] = stream[i];
+    }
+  };
+  scatter(m.causal_indices, causal.rows, "causal_indices");
+  scatter(m.full_indices, full.rows, "full_indices");
+  s.offsets = pad ? m.pad_segment->sample_offsets : m.sample_offsets;
+  s.max_len = pad ? m.pad_segment->max_sample_len : m.max_sample_len;
+  s.offsets_field = pad ? "pad_segment.sample_offsets" : "sample_offsets";
+  s.max_field = pad ? "pad_segment.max_sample_len" : "max_sample_len";
+  s.pad = pad;
+  return s;
+}
+
+Pass varlen_pass(PassKind kind, const StreamView& q, const StreamView& kv, bool causal) {
+  Pass p;
+  p.kind = kind;
+  p.q_rows = q.rows;
+  p.kv_rows = kv.rows;
+  p.args.cu_seqlens_q = q.offsets;
+  p.args.cu_seqlens_k = kv.offsets;
+  p.args.max_seqlen_q = q.max_len;
+  p.args.max_seqlen_k = kv.max_len;
+  p.args.causal = causal;
+  p.cu_q_field = q.offsets_field;
+  p.cu_k_field = kv.offsets_field;
+  p.max_q_field = q.max_field;
+  p.max_k_field = kv.max_field;
+  p.uses_pad_segment = q.pad || kv.pad;
+  return p;
+}
+
+std::int64_t segments_of(const std::vector<std::int64_t>& offsets) {
+  return offsets.empty() ? 0 : static_cast<std::int64_t>(offsets.size()) - 1;
+}
+
+std::vector<std::int64_t> ids_for(const std::vector<std::int64_t>& ids, std::size_t rows) {
+  std::vector<std::int64_t> out(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(std::min(rows, ids.size())));
+  out.resize(rows, -1);  // absent ids never match a real sample
+  return out;
+}
+
+}  // namespace
+
+std::vector<Pass> derive_passes(const PackMeta& meta, Variant variant) {
+  if (const std::string problem = check_pack_meta(meta); !problem.empty()) throw std::invalid_argument(problem);
+  const StreamView causal = causal_view(meta, variant);
+  const StreamView full = full_view(meta, variant);
+  const StreamView all = interleaved_view(meta, variant, causal, full);
+  std::vector<Pass> passes;
+  // get_causal_seq_padded: the causal tower's self-attention.
+  if (!causal.rows.empty() || segments_of(causal.offsets) > 0)
+    passes.push_back(varlen_pass(PassKind::und_causal, causal, causal, true));
+  // get_full_only_seq_padded: the full tower's own (two-way) attention.
+  if (!full.rows.empty() || segments_of(full.offsets) > 0)
+    passes.push_back(varlen_pass(PassKind::gen_full, full, full, false));
+  // The gen->und pass (original ~389-400, ~454-457): gen query segment i
+  // against und key segment i; only where the pack has und segments at all.
+  if (segments_of(meta.causal_seq_offsets) > 0 && segments_of(meta.full_only_seq_offsets) > 0)
+    passes.push_back(varlen_pass(PassKind::gen_to_und, full, causal, false));
+  // The two-way dense full pass over get_all_seq_padded (~660-708, ~474-498).
+  if (!all.rows.empty()) passes.push_back(varlen_pass(PassKind::dense_full, all, all, false));
+  // The fused FlexAttention path (docstring ~356-362): gen queries against
+  // [und | gen], masked by per-row sample ids, blocks of full_seq_alignment.
+  const std::size_t causal_n = causal.rows.size(), full_n = full.rows.size();
+  const std::vector<std::int64_t>& causal_ids_src = meta.causal_sample_ids;
+  const std::vector<std::int64_t>& full_ids_src = meta.full_only_sample_ids;
+  if (full_n > 0) {
+    Pass p;
+    p.kind = PassKind::flex_gen;
+    p.block_sparse = true;
+    p.q_rows = full.rows;
+    p.kv_rows = causal.rows;
+    p.kv_rows.insert(p.kv_rows.end(), full.rows.begin(), full.rows.end());
+    p.q_sample_ids = ids_for(full_ids_src, full_n);
+    p.kv_sample_ids = ids_for(causal_ids_src, causal_n);
+    const auto gen_ids = ids_for(full_ids_src, full_n);
+    p.kv_sample_ids.insert(p.kv_sample_ids.end(), gen_ids.begin(), gen_ids.end());
+    p.causal = false;
+    p.block_size = meta.full_seq_alignment;
+    p.uses_pad_segment = false;
+    passes.push_back(std::move(p));
+  }
+  // A block-sparse causal route over the und stream by sample id (not named by
+  // the text; modelled because the padded causal sample ids exist for it).
+  if (causal_n > 0) {
+    Pass p;
+    p.kind = PassKind::flex_und_causal;
+    p.block_sparse = true;
+    p.q_rows = causal.rows;
+    p.kv_rows = causal.rows;
+    p.q_sample_ids = ids_for(causal_ids_src, causal_n);
+    p.kv_sample_ids = p.q_sample_ids;
+    p.causal = true;
+    p.block_size = meta.causal_seq_alignment;
+    passes.push_back(std::move(p));
+  }
+  return passes;
+}
+
+}  // namespace seqpack::attention

@@ -1,0 +1,187 @@
+// The conformance runner's private parts (not installed): the Runner class
+// that `seqpack conform` is, and what its files share. The case loop and the
+// port exchange are in runner.cpp, shrinking in shrink.cpp, grouping and the
+// known failures in groups.cpp, reporting in report.cpp.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "seqpack/attention/consequences.hpp"
+#include "seqpack/conformance/port.hpp"
+#include "seqpack/conformance/runner.hpp"
+#include "seqpack/properties/case.hpp"
+#include "seqpack/protocol/protocol.hpp"
+
+namespace seqpack::conformance::detail {
+
+namespace sp = seqpack::properties;
+using Clock = std::chrono::steady_clock;
+
+struct Pending {
+  std::string id;
+  sp::Case c;
+  std::string expect;  // expected result line
+  bool vector = false;
+  std::vector<sp::Case> steps;          // a session's cases (PROTOCOL.md, "Sessions"); empty for a single case
+  std::vector<std::string> views = {};  // the views asked for and compared (views_for), set when sent
+};
+
+struct Failure {
+  std::string id, category, diff;
+  sp::Case minimal;
+  bool known = false;
+  std::vector<sp::Case> steps;  // a session's minimal steps
+  std::string minimal_json() const {
+    return steps.empty() ? sp::to_json(minimal, id) : session_request_line(steps, id);
+  }
+};
+
+// A known-failures entry: a key (a category, or vector:<id>), then
+// optionally ` @FIELD`: the entry then covers only failures whose first
+// difference is at FIELD (a field path prefix, e.g. graph_bounds), so that a
+// known disagreement on one field does not hide another fault of the same
+// category.
+std::pair<std::string, std::string> entry_parts(const std::string& entry);
+
+/// Every entry of a known-failures file (comments and blanks dropped).
+/// Throws std::runtime_error naming the file and the malformed entry.
+std::set<std::string> read_known(const std::string& path);
+
+// The real category: a vector that names no class takes its expected
+// result's (only vectors: parsing every random result would cost).
+std::string category_of(const Pending& p);
+
+// One failure group: the failures of one signature (failure_signature).
+struct Group {
+  std::string signature;
+  std::int64_t count = 0;
+  std::vector<std::string> members;  // the first few ids
+  std::map<std::string, std::int64_t> categories;
+  Pending smallest;
+  std::string smallest_diff;
+  std::int64_t smallest_size = 0;
+  bool smallest_hung = false;  // the port hung on it: not shrunk
+  double first_s = 0;
+  std::optional<Failure> shrunk;
+  std::string explanation;
+  attention::Verdict consequence;  // what the shrunk member's pack does to attention (consequence.hpp)
+};
+
+/// Member ids a group prints.
+constexpr std::size_t kGroupMembersShown = 5;
+
+class Runner {
+ public:
+  Runner(const ConformOptions& o, std::ostream& out, std::ostream& err)
+      : o_(o), out_(out), err_(err), port_(o.port, o.timeout_s, o.offer_runs) {}
+
+  int run();
+
+ private:
+  static constexpr std::size_t kBatch = 256;
+  // Batches start small and double up to kBatch: the first cases come back
+  // after a few answers (a slow port's first verdict does not wait for 256 of
+  // them), and a long run still pipelines whole batches.
+  static constexpr std::size_t kFirstBatch = 4;
+  std::size_t batch_size_ = kFirstBatch;
+  /// One random case in this many is a session, when the port declares sessions.
+  static constexpr std::int64_t kSessionEvery = 16;
+
+  // A session: 2 to 4 valid cases with CUDA graphs on (the marks are what a
+  // session checks), most of one batch kind so that the marks build up.
+  // Throws the reference's error if it refuses the case (nothing is built).
+  static void ref_check(const sp::Case& c);
+
+  bool in_shard(std::int64_t i) const { return o_.shard_count <= 1 || i % o_.shard_count == o_.shard_index; }
+
+  static std::vector<sp::Case> session_steps(const rc::Gen<sp::Case>& gen, std::uint64_t seed);
+
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  // Asks the port about one case; returns the difference ("" if it agrees).
+  // `*hung` is set when the port gave no answer in time (or did not restart).
+  std::string ask_one(const sp::Case& c, const std::string& id, bool* hung);
+  std::string ask_session(const std::vector<sp::Case>& steps, const std::string& id, bool* hung);
+  std::string ask(const std::string& request, const std::string& expect, const std::vector<std::string>& views,
+                  bool* hung);
+  // The consequence of a group's shrunk member: asks the port for it once more.
+  attention::Verdict judge_consequence(const Group& g, const Failure& f);
+  // "silent-wrong-gradient 1, metadata-only 2": the groups by severity, worst first.
+  std::string severity_counts() const;
+  std::string last_expect_, last_answer_;  // ask()'s last exchange ("" answer: none came)
+
+  struct Outcome {
+    bool answered = false;
+    std::string text;   // the answer, or why there is none
+    bool hung = false;  // no answer in time, or a line past the limit: the case is not shrunk
+  };
+
+  // Pipelining, one batch in flight: the port answers batch k (on an I/O
+  // thread) while this thread computes the reference's expected results for k
+  // and generates batch k + 1; then batch k is compared and recorded.
+  void run_batch(std::vector<Pending>& batch);
+  void finish_in_flight();
+  // On the I/O thread: every line's answer; a crash or hang fails that case
+  // and restarts the port.
+  std::vector<Outcome> exchange_all(const std::vector<std::string>& lines);
+
+  // Grouping (groups.cpp): counts a case's verdict, and files a failure
+  // under its known-failures entry or its group.
+  void record(Pending& p, const std::string& diff, bool hung);
+
+  // Shrinking (shrink.cpp).
+  // Each group's smallest member, shrunk once (keeping the group's
+  // signature), then printed once with its count and a few member ids.
+  void shrink_groups();
+  // Shrinks a failing case by steps that know the layout (plainer options,
+  // fewer samples, shorter splits), asking the port each time, greedily.
+  void shrink(Pending& p, Failure& f, const std::string& sig);
+
+  // Reporting (report.cpp).
+  static std::string seconds_text(double s);
+  void report_group(const Group& g, std::size_t n, const Failure& f);
+  // A progress line: rewritten in place on a terminal; otherwise, when
+  // progress_every_s is set, a whole line that often (overnight logs).
+  void progress();
+  int summary();
+  // One testcase per vector family (failing with its unexpected failures'
+  // ids) and per failure group.
+  void write_junit(double s);
+  std::vector<std::string> profile_names() const;
+
+  const ConformOptions& o_;
+  std::ostream& out_;
+  std::ostream& err_;
+  Port port_;
+  Clock::time_point start_;
+  std::set<std::string> known_, seen_keys_, failed_keys_;
+  std::map<std::string, std::int64_t> mix_;
+  std::map<std::string, Group> groups_;
+  std::vector<std::string> group_order_;  // signatures in the order first seen
+  std::map<std::string, std::int64_t> known_hits_;
+  // Per vector family: vectors run, and the ids of those that failed.
+  std::map<std::string, std::pair<std::int64_t, std::vector<std::string>>> families_;
+  std::int64_t ran_ = 0, vectors_ = 0, crashes_ = 0, unexpected_ = 0, known_failures_ = 0;
+  double first_verdict_s_ = -1, last_progress_s_ = 0;
+  bool stop_ = false;
+  std::int64_t past_stop_ = 0;  // unexpected failures of new signatures after the stop
+  bool write_failed_ = false;
+  std::vector<Pending> in_flight_;
+  std::future<std::vector<Outcome>> io_;
+  std::vector<std::string> io_messages_;
+  std::vector<std::string> port_views_;  // as declared at the first hello
+  protocol::Encoding port_encoding_ = protocol::Encoding::plain;
+};
+
+}  // namespace seqpack::conformance::detail

@@ -1,0 +1,324 @@
+// `seqpack conform`'s shrinking: smaller variants of a failing case (plainer
+// options, fewer samples, shorter splits, the edges of the padding arithmetic
+// kept), tried greedily against the port while the failure keeps its group's
+// signature. The Runner class is declared in runner_internal.hpp; the case
+// loop is in runner.cpp, grouping in groups.cpp, reporting in report.cpp.
+#include <algorithm>
+#include <optional>
+#include <tuple>
+
+#include "runner_internal.hpp"
+#include "seqpack/conformance/consequence.hpp"
+#include "seqpack/conformance/verdict.hpp"
+#include "seqpack/properties/generators.hpp"
+#include "seqpack/properties/spec.hpp"
+
+namespace seqpack::conformance {
+
+// The runner speaks the protocol's vocabulary (seqpack/protocol/).
+using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
+namespace detail {
+namespace {
+
+// Whether the und indexes are exactly the causal tokens (then they follow edits).
+std::vector<std::int64_t> causal_tokens(const sp::Case& c) {
+  std::vector<std::int64_t> out;
+  std::int64_t pos = 0;
+  for (std::size_t j = 0; j < c.layout.split_lens.size() && j < c.layout.attn_modes.size(); ++j) {
+    const std::int64_t len = std::max<std::int64_t>(0, c.layout.split_lens[j]);
+    if (c.layout.attn_modes[j] == "causal") {
+      for (std::int64_t i = 0; i < len && out.size() < (1u << 20); ++i) out.push_back(pos + i);
+    }
+    pos += len;
+  }
+  return out;
+}
+
+// The edges of the padding arithmetic that a case's streams sit on or next
+// to, which shrinking keeps: a tier boundary or a step of the bucket (graphs),
+// or a multiple of the effective alignment lcm(alignment, cp) of at least 4
+// (below that every length is next to one).
+struct StreamEdge {
+  bool full;
+  std::int64_t need;  // the stream's rows plus the pad segment's reserved row
+  sp::SpecEdge edge;
+};
+
+std::vector<StreamEdge> edges_of(const sp::Case& c) {
+  std::vector<StreamEdge> out;
+  const auto [causal, full] = sp::stream_needs(c);
+  const auto& o = c.options;
+  for (const auto& [is_full, need, a] :
+       {std::tuple{false, causal, o.causal_seq_alignment}, std::tuple{true, full, o.full_seq_alignment}}) {
+    for (const sp::SpecEdge& e : sp::spec_edges_near(need, a, o.cp_world_size, o.pad_for_cuda_graphs)) {
+      if (e.kind == sp::SpecEdge::Kind::alignment_multiple && e.step < 4) continue;
+      out.push_back({is_full, need, e});
+    }
+  }
+  return out;
+}
+
+// The smaller edges of the same kind, smallest first: every lower tier
+// boundary; for multiples of a step, the first multiple, half-way, and the
+// one below.
+std::vector<std::int64_t> smaller_edges(const sp::SpecEdge& e) {
+  std::vector<std::int64_t> out;
+  if (e.kind == sp::SpecEdge::Kind::tier) {
+    for (const std::int64_t t : sp::kSpecTierEdges) {
+      if (t < e.at) out.push_back(t);
+    }
+    return out;
+  }
+  const std::int64_t k = e.at / e.step;
+  for (const std::int64_t j : {std::int64_t{1}, k / 2, k - 1}) {
+    if (j >= 1 && j < k && (out.empty() || out.back() != j * e.step)) out.push_back(j * e.step);
+  }
+  return out;
+}
+
+// Smaller variants of a case, most promising first: plainer options, every
+// split emptied or halved, fewer samples, shorter splits. A case whose stream
+// sits on or next to an edge (edges_of) first tries variants that keep it
+// there: the samples merged (each stream's length kept), and the stream moved
+// to a smaller edge of the same kind at the same offset, so that a fault of
+// the edge shrinks to a few samples on the nearest edge that still shows it.
+// Layout edits only apply to well-formed layouts whose und indexes are the
+// causal tokens, ascending or in one of the generators' other orders (they
+// are recomputed, in the same order).
+std::vector<sp::Case> smaller_cases(const sp::Case& c) {
+  std::vector<sp::Case> out;
+  const auto& L = c.layout;
+  const std::optional<sp::UndOrder> und_order = sp::und_order_of(L.und_token_indexes, causal_tokens(c));
+  const bool consistent = und_order && L.split_lens.size() == L.attn_modes.size();
+  std::int64_t sum = 0;
+  for (const std::int64_t v : L.sample_lens) sum += v;
+  const bool tracks_rows = c.rows == sum;
+  // Which splits belong to which sample (only when splits tile the samples).
+  std::vector<std::pair<std::size_t, std::size_t>> owned;  // [first split, end split) per sample
+  bool same_modes = false;                                 // every sample has the same modes, in order
+  if (consistent && !L.sample_lens.empty()) {
+    // The packer's shape first: the same number of splits per sample.
+    const std::size_t per = L.split_lens.size() / L.sample_lens.size();
+    bool uniform = per > 0 && per * L.sample_lens.size() == L.split_lens.size();
+    same_modes = uniform;
+    for (std::size_t s = 0; uniform && s < L.sample_lens.size(); ++s) {
+      std::int64_t acc = 0;
+      for (std::size_t j = s * per; j < (s + 1) * per; ++j) {
+        acc += L.split_lens[j];
+        same_modes = same_modes && L.attn_modes[j] == L.attn_modes[j - s * per];
+      }
+      uniform = acc == L.sample_lens[s];
+      owned.emplace_back(s * per, (s + 1) * per);
+    }
+    same_modes = same_modes && uniform;
+    if (!uniform) {
+      owned.clear();
+      std::size_t j = 0;
+      bool tiles = true;
+      for (const std::int64_t len : L.sample_lens) {
+        const std::size_t first = j;
+        std::int64_t acc = 0;
+        while (j < L.split_lens.size() && acc < len) acc += L.split_lens[j++];
+        if (acc != len) tiles = false;
+        owned.emplace_back(first, j);
+      }
+      if (!tiles || j != L.split_lens.size()) owned.clear();
+    }
+  }
+  const auto finish = [&](sp::Case k) {
+    k.layout.und_token_indexes = sp::und_in_order(causal_tokens(k), und_order.value_or(sp::UndOrder::ascending));
+    if (tracks_rows) {
+      k.rows = 0;
+      for (const std::int64_t v : k.layout.sample_lens) k.rows += v;
+    }
+    out.push_back(std::move(k));
+  };
+  const auto option = [&](auto edit) {
+    sp::Case k = c;
+    edit(k);
+    if (sp::to_json(k) != sp::to_json(c)) out.push_back(std::move(k));
+  };
+
+  // On an edge: move the stream to smaller edges, then merge the samples
+  // (each stream's length kept).
+  const std::vector<StreamEdge> edges = owned.empty() ? std::vector<StreamEdge>{} : edges_of(c);
+  if (!edges.empty()) {
+    // Fewer rows on the edge's stream, taken from its last splits.
+    const auto drop_rows = [&](bool full, std::int64_t rows) {
+      sp::Case k = c;
+      for (std::size_t s = owned.size(); s-- > 0 && rows > 0;) {
+        for (std::size_t j = owned[s].second; j-- > owned[s].first && rows > 0;) {
+          if ((k.layout.attn_modes[j] == "full") != full) continue;
+          const std::int64_t take = std::min(rows, k.layout.split_lens[j]);
+          k.layout.split_lens[j] -= take;
+          k.layout.sample_lens[s] -= take;
+          rows -= take;
+        }
+      }
+      if (rows == 0) finish(k);
+    };
+    for (const StreamEdge& se : edges) {
+      for (const std::int64_t smaller : smaller_edges(se.edge)) drop_rows(se.full, se.edge.at - smaller);
+    }
+    // Into `keep` samples: sample s is added to sample s % keep, split for
+    // split (every sample has the same modes). All into one, then into half.
+    const auto fold = [&](std::size_t keep) {
+      sp::Case k = c;
+      const std::size_t per = owned[0].second - owned[0].first;
+      for (std::size_t s = keep; s < L.sample_lens.size(); ++s) {
+        k.layout.sample_lens[s % keep] += L.sample_lens[s];
+        for (std::size_t j = 0; j < per; ++j) k.layout.split_lens[(s % keep) * per + j] += L.split_lens[s * per + j];
+      }
+      k.layout.sample_lens.resize(keep);
+      k.layout.split_lens.resize(keep * per);
+      k.layout.attn_modes.resize(keep * per);
+      finish(k);
+    };
+    if (same_modes && L.sample_lens.size() >= 2) fold(1);
+    if (same_modes && L.sample_lens.size() >= 3) fold((L.sample_lens.size() + 1) / 2);
+    // The other stream, or both, emptied while the edge stays.
+    for (const bool full : {false, true}) {
+      sp::Case k = c;
+      for (std::size_t s = 0; s < owned.size(); ++s) {
+        for (std::size_t j = owned[s].first; j < owned[s].second; ++j) {
+          if ((L.attn_modes[j] == "full") != full) continue;
+          k.layout.sample_lens[s] -= k.layout.split_lens[j];
+          k.layout.split_lens[j] = 0;
+        }
+      }
+      if (k.layout.split_lens != L.split_lens) finish(k);
+    }
+  }
+
+  option([](sp::Case& k) { k.options.cp_world_size = 1; });
+  option([](sp::Case& k) { k.options.full_seq_alignment = 1; });
+  option([](sp::Case& k) { k.options.causal_seq_alignment = 1; });
+  option([](sp::Case& k) { k.options.pad_for_cuda_graphs = false; });
+  option([](sp::Case& k) { k.options.is_image_batch = false; });
+  option([](sp::Case& k) { k.options.pad_segment_only_when_padded = false; });
+  option([](sp::Case& k) { k.marks = {}; });
+  option([](sp::Case& k) {
+    k.row_bytes = 4;
+    k.data_seed = 0;
+  });
+  // Every split at once: emptied, then halved.
+  if (!owned.empty()) {
+    for (const int divisor : {0, 2}) {
+      sp::Case k = c;
+      for (std::size_t s = 0; s < owned.size(); ++s) {
+        k.layout.sample_lens[s] = 0;
+        for (std::size_t j = owned[s].first; j < owned[s].second; ++j) {
+          k.layout.split_lens[j] = divisor ? L.split_lens[j] / divisor : 0;
+          k.layout.sample_lens[s] += k.layout.split_lens[j];
+        }
+      }
+      if (k.layout.split_lens != L.split_lens) finish(k);
+    }
+  }
+  // Halves of the samples, then one sample less.
+  const auto keep_samples = [&](std::size_t from, std::size_t to) {
+    sp::Case k = c;
+    k.layout.sample_lens.assign(L.sample_lens.begin() + static_cast<std::ptrdiff_t>(from),
+                                L.sample_lens.begin() + static_cast<std::ptrdiff_t>(to));
+    const auto a = static_cast<std::ptrdiff_t>(owned[from].first),
+               b = static_cast<std::ptrdiff_t>(owned[to - 1].second);
+    k.layout.split_lens.assign(L.split_lens.begin() + a, L.split_lens.begin() + b);
+    k.layout.attn_modes.assign(L.attn_modes.begin() + a, L.attn_modes.begin() + b);
+    finish(k);
+  };
+  if (owned.size() >= 4) {
+    keep_samples(0, owned.size() / 2);
+    keep_samples(owned.size() / 2, owned.size());
+  }
+  for (std::size_t s = 0; s < owned.size() && L.sample_lens.size() > 1; ++s) {
+    sp::Case k = c;
+    k.layout.sample_lens.erase(k.layout.sample_lens.begin() + static_cast<std::ptrdiff_t>(s));
+    const auto [a, b] = owned[s];
+    k.layout.split_lens.erase(k.layout.split_lens.begin() + static_cast<std::ptrdiff_t>(a),
+                              k.layout.split_lens.begin() + static_cast<std::ptrdiff_t>(b));
+    k.layout.attn_modes.erase(k.layout.attn_modes.begin() + static_cast<std::ptrdiff_t>(a),
+                              k.layout.attn_modes.begin() + static_cast<std::ptrdiff_t>(b));
+    finish(k);
+  }
+  for (std::size_t s = 0; s < owned.size(); ++s) {
+    for (std::size_t j = owned[s].first; j < owned[s].second; ++j) {
+      const std::int64_t len = L.split_lens[j];
+      for (const std::int64_t shorter : {std::int64_t{0}, len / 2, len - 1}) {
+        if (shorter < 0 || shorter >= len) continue;
+        sp::Case k = c;
+        k.layout.split_lens[j] = shorter;
+        k.layout.sample_lens[s] -= len - shorter;
+        finish(k);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void Runner::shrink_groups() {
+  std::size_t n = 0;
+  for (const std::string& sig : group_order_) {
+    Group& g = groups_.at(sig);
+    Failure f{g.smallest.id, category_of(g.smallest), g.smallest_diff, g.smallest.c, false, g.smallest.steps};
+    // A case the port hung on is not shrunk: each try would wait the timeout.
+    if (!g.smallest_hung) shrink(g.smallest, f, sig);
+    g.explanation = f.steps.empty() ? explain_difference(f.minimal, f.diff, "  ") : "";
+    if (o_.consequences) g.consequence = judge_consequence(g, f);
+    g.shrunk = f;
+    report_group(g, ++n, f);
+  }
+}
+
+void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
+  int budget = o_.shrink_budget;
+  if (!f.steps.empty()) {
+    // A session: drop steps while it still fails (the marks carry over, so
+    // the remaining steps keep their order).
+    for (std::size_t k = 0; k < f.steps.size() && f.steps.size() > 1 && budget-- > 0;) {
+      std::vector<sp::Case> fewer = f.steps;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
+      if (k == 0) fewer.front().marks = f.steps.front().marks;
+      bool hung = false;
+      const std::string d = ask_session(fewer, p.id + "-shrunk", &hung);
+      if (hung) return;  // shrinking stops at the first hang
+      if (!d.empty() && failure_signature(d) == sig) {
+        f.steps = std::move(fewer);
+        f.diff = d;
+      } else {
+        ++k;
+      }
+    }
+    return;
+  }
+  bool progress = true;
+  while (progress && budget > 0) {
+    progress = false;
+    for (const sp::Case& candidate : smaller_cases(f.minimal)) {
+      if (--budget < 0) break;
+      bool hung = false;
+      const std::string d = ask_one(candidate, p.id + "-shrunk", &hung);
+      if (hung) return;  // shrinking stops at the first hang
+      if (!d.empty() && failure_signature(d) == sig) {
+        f.minimal = candidate;
+        f.diff = d;
+        progress = true;
+        break;
+      }
+    }
+  }
+}
+
+// One more exchange for the shrunk member (the shrinking's last one may have
+// been another candidate); a member the port hung on is not asked again.
+attention::Verdict Runner::judge_consequence(const Group& g, const Failure& f) {
+  if (g.smallest_hung) return consequence_of(f.minimal, f.steps, "", "");
+  bool hung = false;
+  const std::string d = f.steps.empty() ? ask_one(f.minimal, f.id, &hung) : ask_session(f.steps, f.id, &hung);
+  if (d.empty()) return {attention::Severity::metadata_only, "consequence: not judged (the port now agrees)"};
+  return consequence_of(f.minimal, f.steps, last_expect_, last_answer_);
+}
+
+}  // namespace detail
+}  // namespace seqpack::conformance
