@@ -150,8 +150,7 @@ void compare_rows(const Tensor& got, const RowIds& got_rows, const Tensor& want,
   add_rows(changed, buffer, marked);
 }
 
-void note_cross(PassReport& r, std::int64_t q_row, std::int64_t q_sample, std::int64_t k_row,
-                std::int64_t k_sample) {
+void note_cross(PassReport& r, std::int64_t q_row, std::int64_t q_sample, std::int64_t k_row, std::int64_t k_sample) {
   ++r.cross_rows;
   if (!r.cross) r.cross = CrossSample{q_row, q_sample, k_row, k_sample};
 }
@@ -222,11 +221,12 @@ void block_notes(const Pass& pass, const PackMeta& meta, PassReport& r) {
   const auto kv_len = static_cast<std::int64_t>(pass.kv_rows.size());
   BlockAlignment a = check_block_alignment(q_len, kv_len, pass.block_size);
   if (a.aligned && pass.kind == PassKind::flex_gen && meta.causal_len() % pass.block_size != 0)
-    a = {false, "the und/gen boundary at row " + std::to_string(meta.causal_len()) +
-                    " is not on a block boundary of " + std::to_string(pass.block_size)};
+    a = {false, "the und/gen boundary at row " + std::to_string(meta.causal_len()) + " is not on a block boundary of " +
+                    std::to_string(pass.block_size)};
   if (!a.aligned)
-    r.notes.push_back("block alignment: " + a.message +
-                      " (FlexAttention pads the block mask itself; the alignment the docstring promises does not hold)");
+    r.notes.push_back(
+        "block alignment: " + a.message +
+        " (FlexAttention pads the block mask itself; the alignment the docstring promises does not hold)");
 }
 
 PassReport evaluate_pass(const Pass& pass, const Pass* base, const PackMeta& meta, const Labels& labels,
@@ -288,8 +288,9 @@ PassReport evaluate_pass(const Pass& pass, const Pass* base, const PackMeta& met
   if (pass.block_sparse)
     flex_cross(pass, labels, r);
   else
-    varlen_cross(pass, plan_varlen(static_cast<std::int64_t>(pass.q_rows.size()),
-                                   static_cast<std::int64_t>(pass.kv_rows.size()), o.heads, o.dim, pass.args),
+    varlen_cross(pass,
+                 plan_varlen(static_cast<std::int64_t>(pass.q_rows.size()),
+                             static_cast<std::int64_t>(pass.kv_rows.size()), o.heads, o.dim, pass.args),
                  labels, r);
   const WeightSums mine = weight_sums(pass, run, o);
   static const char* const names[] = {"W_q", "W_k", "W_v", "W_o"};

@@ -113,8 +113,8 @@ void flex_forward(const Tensor& q, const Tensor& k, const Tensor& v, const MaskM
 }
 
 void flex_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, const MaskMod& mask,
-                   std::optional<double> softmax_scale, const Tensor& out, const std::vector<double>& lse,
-                   Tensor& dq, Tensor& dk, Tensor& dv) {
+                   std::optional<double> softmax_scale, const Tensor& out, const std::vector<double>& lse, Tensor& dq,
+                   Tensor& dk, Tensor& dv) {
   check_inputs(q, k, v, mask);
   check_same("dout", dout, q.rows, q);
   check_same("out", out, q.rows, q);

@@ -38,8 +38,9 @@ PackMeta from_reference(const reference::Pack& pack, const reference::Options& o
   out.full_only_rows = stream_rows(m.full_indices, pack.full_only_seq.rows());
   if (pack.pad_segment) {
     const reference::PadSegment& p = *pack.pad_segment;
-    out.pad_segment = PadSegmentMeta{widen(p.causal_seq_offsets), p.max_causal_len, widen(p.full_only_seq_offsets),
-                                     p.max_full_len,              widen(p.sample_offsets), p.max_sample_len};
+    out.pad_segment =
+        PadSegmentMeta{widen(p.causal_seq_offsets), p.max_causal_len, widen(p.full_only_seq_offsets), p.max_full_len,
+                       widen(p.sample_offsets),     p.max_sample_len};
   }
   out.is_sharded = pack.is_sharded;
   out.full_seq_alignment = options.full_seq_alignment;

@@ -11,24 +11,36 @@ namespace seqpack::attention {
 
 const char* pass_id(PassKind kind) noexcept {
   switch (kind) {
-    case PassKind::und_causal: return "und_causal";
-    case PassKind::gen_full: return "gen_full";
-    case PassKind::gen_to_und: return "gen_to_und";
-    case PassKind::dense_full: return "dense_full";
-    case PassKind::flex_gen: return "flex_gen";
-    case PassKind::flex_und_causal: return "flex_und_causal";
+    case PassKind::und_causal:
+      return "und_causal";
+    case PassKind::gen_full:
+      return "gen_full";
+    case PassKind::gen_to_und:
+      return "gen_to_und";
+    case PassKind::dense_full:
+      return "dense_full";
+    case PassKind::flex_gen:
+      return "flex_gen";
+    case PassKind::flex_und_causal:
+      return "flex_und_causal";
   }
   return "?";
 }
 
 const char* pass_name(PassKind kind) noexcept {
   switch (kind) {
-    case PassKind::und_causal: return "the causal (understanding) pass";
-    case PassKind::gen_full: return "the full (generation) pass";
-    case PassKind::gen_to_und: return "the generation-to-understanding pass";
-    case PassKind::dense_full: return "the dense full pass";
-    case PassKind::flex_gen: return "the block-sparse generation route";
-    case PassKind::flex_und_causal: return "the block-sparse causal route";
+    case PassKind::und_causal:
+      return "the causal (understanding) pass";
+    case PassKind::gen_full:
+      return "the full (generation) pass";
+    case PassKind::gen_to_und:
+      return "the generation-to-understanding pass";
+    case PassKind::dense_full:
+      return "the dense full pass";
+    case PassKind::flex_gen:
+      return "the block-sparse generation route";
+    case PassKind::flex_und_causal:
+      return "the block-sparse causal route";
   }
   return "?";
 }
@@ -75,12 +87,10 @@ StreamView full_view(const PackMeta& m, Variant variant) {
 // get_all_seq_padded (original ~660-708): with a pad segment, a zeroed buffer
 // of both padded lengths with the real rows scattered to their packed
 // positions; without, get_all_seq's real-rows-only buffer.
-StreamView interleaved_view(const PackMeta& m, Variant variant, const StreamView& causal,
-                            const StreamView& full) {
+StreamView interleaved_view(const PackMeta& m, Variant variant, const StreamView& causal, const StreamView& full) {
   StreamView s;
   const bool pad = variant == Variant::as_packed && m.pad_segment.has_value();
-  const std::size_t len = pad ? causal.rows.size() + full.rows.size()
-                              : m.causal_indices.size() + m.full_indices.size();
+  const std::size_t len = pad ? causal.rows.size() + full.rows.size() : m.causal_indices.size() + m.full_indices.size();
   s.rows.assign(len, -1);
   const auto scatter = [&](const std::vector<std::int64_t>& indices, const RowIds& stream, const char* name) {
     for (std::size_t i = 0; i < indices.size() && i < stream.size(); ++i) {

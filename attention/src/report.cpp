@@ -12,10 +12,14 @@ namespace seqpack::attention {
 
 const char* to_string(Severity severity) noexcept {
   switch (severity) {
-    case Severity::metadata_only: return "metadata-only";
-    case Severity::crash_or_refusal: return "crash-or-refusal";
-    case Severity::wrong_output: return "wrong-output";
-    case Severity::silent_wrong_gradient: return "silent-wrong-gradient";
+    case Severity::metadata_only:
+      return "metadata-only";
+    case Severity::crash_or_refusal:
+      return "crash-or-refusal";
+    case Severity::wrong_output:
+      return "wrong-output";
+    case Severity::silent_wrong_gradient:
+      return "silent-wrong-gradient";
   }
   return "?";
 }
@@ -73,8 +77,10 @@ void judge_pass(PassReport& r) {
                                     [](const WeightGradient& g) { return !g.finite; });
   const bool grad_differs = std::any_of(r.weight_gradients.begin(), r.weight_gradients.end(),
                                         [](const WeightGradient& g) { return g.finite && !g.equals_unpadded; });
-  const bool grads_unwritten = std::any_of(r.unwritten.begin(), r.unwritten.end(), [](const auto& b) { return !is_output(b); });
-  const bool grads_changed = std::any_of(r.changed.begin(), r.changed.end(), [](const auto& b) { return !is_output(b); });
+  const bool grads_unwritten =
+      std::any_of(r.unwritten.begin(), r.unwritten.end(), [](const auto& b) { return !is_output(b); });
+  const bool grads_changed =
+      std::any_of(r.changed.begin(), r.changed.end(), [](const auto& b) { return !is_output(b); });
   if (grad_nan || grad_differs || grads_unwritten || grads_changed)
     r.severity = Severity::silent_wrong_gradient;
   else if (!r.unwritten.empty() || !r.changed.empty() || r.cross)

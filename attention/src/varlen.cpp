@@ -21,8 +21,8 @@ void check_cu(const char* name, const std::vector<std::int64_t>& cu, std::int64_
   if (cu.front() != 0) fail(std::string(name) + "[0] = " + std::to_string(cu.front()) + ", must be 0");
   for (std::size_t i = 1; i < cu.size(); ++i)
     if (cu[i] < cu[i - 1])
-      fail(std::string(name) + " descends at entry " + std::to_string(i) + ": " + std::to_string(cu[i - 1]) +
-           " then " + std::to_string(cu[i]));
+      fail(std::string(name) + " descends at entry " + std::to_string(i) + ": " + std::to_string(cu[i - 1]) + " then " +
+           std::to_string(cu[i]));
   if (cu.back() > rows)
     fail(std::string(name) + " ends at " + std::to_string(cu.back()) + ", past " + rows_name + " = " +
          std::to_string(rows));
@@ -99,8 +99,8 @@ void varlen_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Var
   const VarlenPlan plan = plan_varlen(q, k, v, args);
   check_shape("out", out, q.rows, q.heads, q.dim);
   if (lse.size() != static_cast<std::size_t>(q.heads * q.rows))
-    fail("lse has " + std::to_string(lse.size()) + " entries, expected heads * rows_q = " +
-         std::to_string(q.heads * q.rows));
+    fail("lse has " + std::to_string(lse.size()) +
+         " entries, expected heads * rows_q = " + std::to_string(q.heads * q.rows));
   const double inf = std::numeric_limits<double>::infinity();
   const std::int64_t H = q.heads, D = q.dim;
   if (plan.zero_all_forward) {  // the kernel is skipped: every row zeroed, LSE +inf
@@ -153,8 +153,8 @@ void varlen_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const
   check_shape("dk", dk, k.rows, q.heads, q.dim);
   check_shape("dv", dv, k.rows, q.heads, q.dim);
   if (lse.size() != static_cast<std::size_t>(q.heads * q.rows))
-    fail("lse has " + std::to_string(lse.size()) + " entries, expected heads * rows_q = " +
-         std::to_string(q.heads * q.rows));
+    fail("lse has " + std::to_string(lse.size()) +
+         " entries, expected heads * rows_q = " + std::to_string(q.heads * q.rows));
   const std::int64_t H = q.heads, D = q.dim;
   if (plan.zero_all_backward) {  // mha_varlen_bwd skips the kernel: dk, dv zeroed, dq as it was
     std::fill(dk.values.begin(), dk.values.end(), 0.0);

@@ -79,6 +79,19 @@ std::vector<Property> make_catalogue() {
        metamorphic_alignment_multiple},
       {"metamorphic.append_sample", "appending a sample leaves the earlier metadata and rows", true,
        metamorphic_append_sample},
+      {"consequence.coverage", "has_pad_segment: varlen attention writes every row, forward and backward", true,
+       consequence_coverage},
+      {"consequence.padding_changes_nothing", "padding rows change no real row's output or gradient, bit for bit", true,
+       consequence_padding_changes_nothing},
+      {"consequence.weight_gradients", "the pad-segment comment: projection weight gradients finite and unchanged",
+       true, consequence_weight_gradients},
+      {"consequence.lengths_suffice", "every max_* covers each segment it is passed with", true,
+       consequence_lengths_suffice},
+      {"consequence.pairing", "paired passes get equal segment counts", true, consequence_pairing},
+      {"consequence.no_cross_sample", "no real row attends another sample's or a padding key", true,
+       consequence_no_cross_sample},
+      {"consequence.plain_offsets", "pad_segment_only_when_padded: without a segment the plain offsets suffice", true,
+       consequence_plain_offsets_without_pad_segment},
   };
 }
 
@@ -95,6 +108,17 @@ std::pair<std::int64_t, std::int64_t> expected_stream_lengths(const Case& c) { r
 const std::vector<Property>& catalogue() {
   static const std::vector<Property> all = make_catalogue();
   return all;
+}
+
+const attention::Report& Subject::consequences() const {
+  if (!consequences_) {
+    attention::EvaluateOptions o;
+    // Small enough for every catalogue run (fuzzing included); past it the
+    // coverage, maxima, pairing and cross-sample checks run from the offsets.
+    o.max_pairs = kConsequencePairs;
+    consequences_ = attention::evaluate(attention::from_reference(pack(), case_.options), o);
+  }
+  return *consequences_;
 }
 
 const reference::Rows& Subject::rows() const {

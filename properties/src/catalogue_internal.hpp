@@ -115,4 +115,16 @@ void errors_planted_class(const Subject& subject);
 void metamorphic_alignment_multiple(const Subject& subject);
 void metamorphic_append_sample(const Subject& subject);
 
+// catalogue_consequences.cpp: what the reference's pack does to attention.
+void consequence_coverage(const Subject& s);
+void consequence_padding_changes_nothing(const Subject& s);
+void consequence_weight_gradients(const Subject& s);
+void consequence_lengths_suffice(const Subject& s);
+void consequence_pairing(const Subject& s);
+void consequence_no_cross_sample(const Subject& s);
+void consequence_plain_offsets_without_pad_segment(const Subject& s);
+/// Whether what `p` reports is one of the two documented findings about the
+/// original (reference/README.md): then the consequence properties pass it.
+bool consequence_finding(const Subject& s, const attention::PassReport& p);
+
 }  // namespace seqpack::properties::detail

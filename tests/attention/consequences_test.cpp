@@ -2,12 +2,13 @@
 // covered, padding changes nothing real) and on planted pack faults: each
 // fault is named with its severity and its rows, and its neighbours do not
 // fire. Also the finding on full-only packs that padding reaches.
-#include <gtest/gtest.h>
+#include "seqpack/attention/consequences.hpp"
 
 #include <algorithm>
 
+#include <gtest/gtest.h>
+
 #include "../reference/test_support.hpp"
-#include "seqpack/attention/consequences.hpp"
 
 namespace {
 
@@ -89,13 +90,14 @@ TEST(Consequences, PadSegmentMissingOnSampleOffsetsLeavesDenseRowsUnwritten) {
   m.pad_segment->max_sample_len = 2;
   const att::Report r = att::evaluate(m);
   EXPECT_EQ(r.severity, Severity::silent_wrong_gradient);
-  EXPECT_EQ(r.summary,
-            "consequence: the dense full pass leaves output rows 4\u20137 unwritten; the projection weight gradient is NaN");
+  EXPECT_EQ(
+      r.summary,
+      "consequence: the dense full pass leaves output rows 4\u20137 unwritten; the projection weight gradient is NaN");
   const att::PassReport& dense = pass(r, att::PassKind::dense_full);
   ASSERT_EQ(dense.unwritten.size(), 4u);  // output, dq, dk, dv
   EXPECT_EQ(dense.unwritten[1].buffer, "dq");
   EXPECT_EQ(dense.unwritten[1].rows, (std::vector<att::RowRange>{{4, 7}}));
-  EXPECT_TRUE(dense.changed.empty());  // real rows are still right
+  EXPECT_TRUE(dense.changed.empty());                                               // real rows are still right
   EXPECT_EQ(pass(r, att::PassKind::und_causal).severity, Severity::metadata_only);  // neighbours quiet
   EXPECT_EQ(pass(r, att::PassKind::gen_to_und).severity, Severity::metadata_only);
 }

@@ -1,11 +1,12 @@
 // The block-sparse route: fully masked rows, padding attending padding, the
 // block-alignment report, and agreement with varlen on contiguous samples.
-#include <gtest/gtest.h>
+#include "seqpack/attention/flex.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "seqpack/attention/flex.hpp"
+#include <gtest/gtest.h>
+
 #include "seqpack/attention/varlen.hpp"
 
 namespace {

@@ -1,12 +1,13 @@
 // The passes derived from a pack (attention/PASSES.md), on the worked
 // examples of NOTES.md section 5: which passes exist, which streams and
 // offsets each reads, with and without a pad segment.
-#include <gtest/gtest.h>
+#include "seqpack/attention/passes.hpp"
 
 #include <algorithm>
 
+#include <gtest/gtest.h>
+
 #include "../reference/test_support.hpp"
-#include "seqpack/attention/passes.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // alone keep their bytes, rows past max_seqlen_* are not written, the empty
 // key range and the no-key call give zeros, causal is bottom-right aligned,
 // and bad arguments are refused by name. The backward's values: gradient_test.cpp.
-#include <gtest/gtest.h>
+#include "seqpack/attention/varlen.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "seqpack/attention/varlen.hpp"
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -50,9 +50,15 @@ struct Call {
   att::Tensor q, k, v, out, dq, dk, dv, dout;
   std::vector<double> lse;
   Call(std::int64_t rows_q, std::int64_t rows_k, std::int64_t heads = 1, std::int64_t dim = 2)
-      : q(filled(rows_q, heads, dim, 1)), k(filled(rows_k, heads, dim, 2)), v(filled(rows_k, heads, dim, 3)),
-        out(rows_q, heads, dim), dq(rows_q, heads, dim), dk(rows_k, heads, dim), dv(rows_k, heads, dim),
-        dout(filled(rows_q, heads, dim, 4)), lse(static_cast<std::size_t>(rows_q * heads)) {
+      : q(filled(rows_q, heads, dim, 1)),
+        k(filled(rows_k, heads, dim, 2)),
+        v(filled(rows_k, heads, dim, 3)),
+        out(rows_q, heads, dim),
+        dq(rows_q, heads, dim),
+        dk(rows_k, heads, dim),
+        dv(rows_k, heads, dim),
+        dout(filled(rows_q, heads, dim, 4)),
+        lse(static_cast<std::size_t>(rows_q * heads)) {
     tag(out);
     tag(dq);
     tag(dk);

@@ -47,18 +47,18 @@ struct CrossSample {
 
 /// A projection weight gradient sum_rows x^T dY over a pass's buffer.
 struct WeightGradient {
-  std::string name;              ///< "W_q" (x^T dq), "W_k", "W_v", "W_o" (out^T dout)
+  std::string name;  ///< "W_q" (x^T dq), "W_k", "W_v", "W_o" (out^T dout)
   bool finite = true;
-  bool equals_unpadded = true;   ///< value for value (+0.0 == -0.0) with the unpadded run's
+  bool equals_unpadded = true;  ///< value for value (+0.0 == -0.0) with the unpadded run's
 };
 
 /// What one pass does with the pack.
 struct PassReport {
   PassKind kind = PassKind::und_causal;
-  bool numeric = false;    ///< attention was run (else coverage from the plan alone)
-  std::string refusal;     ///< non-empty: the call is refused (the emulator's message)
-  std::vector<BufferRows> unwritten;  ///< (a) rows still NaN after forward and backward
-  std::vector<BufferRows> changed;    ///< (b) real rows not bit-identical to the unpadded run
+  bool numeric = false;                          ///< attention was run (else coverage from the plan alone)
+  std::string refusal;                           ///< non-empty: the call is refused (the emulator's message)
+  std::vector<BufferRows> unwritten;             ///< (a) rows still NaN after forward and backward
+  std::vector<BufferRows> changed;               ///< (b) real rows not bit-identical to the unpadded run
   std::vector<WeightGradient> weight_gradients;  ///< (c)
   std::vector<std::string> max_violations;       ///< (d) "max_full_len = 4 < 7, segment 1 of full_only_seq_offsets"
   std::int64_t q_segments = 0, k_segments = 0;   ///< (e)
@@ -68,20 +68,20 @@ struct PassReport {
   std::int64_t empty_key_rows = 0;   ///< real query rows with no key at all (output 0; informational)
   std::vector<std::string> notes;    ///< block alignment, skipped checks
   Severity severity = Severity::metadata_only;
-  std::string consequence;           ///< one clause, empty when metadata only
+  std::string consequence;  ///< one clause, empty when metadata only
 };
 
 /// What a pack does to all of its passes.
 struct Report {
   std::vector<PassReport> passes;
   bool has_pad_segment = false;
-  bool numeric = false;               ///< false: past the work bound, coverage from plans only
-  std::int64_t attention_pairs = 0;   ///< (query, key) pairs the numeric run needs
-  bool plain_offsets_match = true;    ///< (f) without a pad segment: the plain offsets cover and agree
-  std::string refusal;                ///< the pack could not be read at all
+  bool numeric = false;              ///< false: past the work bound, coverage from plans only
+  std::int64_t attention_pairs = 0;  ///< (query, key) pairs the numeric run needs
+  bool plain_offsets_match = true;   ///< (f) without a pad segment: the plain offsets cover and agree
+  std::string refusal;               ///< the pack could not be read at all
   std::vector<std::string> notes;
   Severity severity = Severity::metadata_only;
-  std::string summary;                ///< "consequence: ..."
+  std::string summary;  ///< "consequence: ..."
 };
 
 /// Knobs of evaluate(): small tensors and a work bound keep it cheap.

@@ -42,7 +42,7 @@ void flex_forward(const Tensor& q, const Tensor& k, const Tensor& v, const MaskM
 /// Backward, by hand, with the forward's out and lse. dq, dk, dv
 /// caller-provided and written in full (0 where nothing flows).
 void flex_backward(const Tensor& dout, const Tensor& q, const Tensor& k, const Tensor& v, const MaskMod& mask,
-                   std::optional<double> softmax_scale, const Tensor& out, const std::vector<double>& lse,
-                   Tensor& dq, Tensor& dk, Tensor& dv);
+                   std::optional<double> softmax_scale, const Tensor& out, const std::vector<double>& lse, Tensor& dq,
+                   Tensor& dk, Tensor& dv);
 
 }  // namespace seqpack::attention

@@ -20,9 +20,9 @@ using GradientFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& 
 /// The outcome of check_gradient: the worst element and how many were compared.
 struct GradientCheckResult {
   bool ok = true;
-  double max_error = 0;          ///< max |analytic - numeric| / max(1, |analytic|, |numeric|)
-  std::int64_t checked = 0;      ///< elements compared
-  std::string worst;             ///< "input i, element j: analytic a, numeric n" for the worst element
+  double max_error = 0;      ///< max |analytic - numeric| / max(1, |analytic|, |numeric|)
+  std::int64_t checked = 0;  ///< elements compared
+  std::string worst;         ///< "input i, element j: analytic a, numeric n" for the worst element
 };
 
 /// Compares `gradient(inputs)` with central differences (L(x+h) - L(x-h)) / 2h

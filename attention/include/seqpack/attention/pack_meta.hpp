@@ -16,11 +16,11 @@ namespace seqpack::attention {
 /// The trailing pad segment (wire: `pack.pad_segment`; the original's
 /// `_*_pad_segment` fields and `max_*_len_pad_segment`).
 struct PadSegmentMeta {
-  std::vector<std::int64_t> causal_seq_offsets;     ///< [causal splits + 2]
+  std::vector<std::int64_t> causal_seq_offsets;  ///< [causal splits + 2]
   std::int64_t max_causal_len = 0;
   std::vector<std::int64_t> full_only_seq_offsets;  ///< [full splits + 2]
   std::int64_t max_full_len = 0;
-  std::vector<std::int64_t> sample_offsets;         ///< [samples + 2]
+  std::vector<std::int64_t> sample_offsets;  ///< [samples + 2]
   std::int64_t max_sample_len = 0;
 };
 
@@ -28,7 +28,7 @@ struct PadSegmentMeta {
 /// Every vector is the wire field of the same name under `pack`; rows are
 /// identified by packed-sequence row (>= 0) or -1 for padding.
 struct PackMeta {
-  std::vector<std::int64_t> sample_offsets;         ///< plain, [samples + 1]
+  std::vector<std::int64_t> sample_offsets;  ///< plain, [samples + 1]
   std::int64_t max_sample_len = 0;
   std::int64_t max_causal_len = 0;
   std::int64_t max_full_len = 0;
@@ -38,11 +38,11 @@ struct PackMeta {
   std::vector<std::int64_t> full_only_seq_offsets;  ///< plain, [full splits + 1]
   std::int64_t num_causal_tokens = 0;
   std::int64_t num_full_tokens = 0;
-  std::vector<std::int64_t> causal_sample_ids;      ///< one per padded causal row; padding = samples
-  std::vector<std::int64_t> full_only_sample_ids;   ///< one per padded full row; padding = samples
-  std::vector<std::int64_t> causal_rows;            ///< one per padded causal row: packed row or -1
-  std::vector<std::int64_t> full_only_rows;         ///< one per padded full row: packed row or -1
-  std::optional<PadSegmentMeta> pad_segment;        ///< wire `null` when absent
+  std::vector<std::int64_t> causal_sample_ids;     ///< one per padded causal row; padding = samples
+  std::vector<std::int64_t> full_only_sample_ids;  ///< one per padded full row; padding = samples
+  std::vector<std::int64_t> causal_rows;           ///< one per padded causal row: packed row or -1
+  std::vector<std::int64_t> full_only_rows;        ///< one per padded full row: packed row or -1
+  std::optional<PadSegmentMeta> pad_segment;       ///< wire `null` when absent
   bool is_sharded = false;
   // From the case's options (wire: `options`), for the block-sparse routes.
   std::int64_t full_seq_alignment = 1;

@@ -42,13 +42,11 @@ class CuSeqlens {
  public:
   CuSeqlens() = default;
   CuSeqlens(const std::vector<std::int32_t>& values);  // NOLINT(google-explicit-constructor): as the kernel's argument
-  CuSeqlens(std::vector<std::int64_t> values);          // NOLINT(google-explicit-constructor)
+  CuSeqlens(std::vector<std::int64_t> values);         // NOLINT(google-explicit-constructor)
   CuSeqlens(std::initializer_list<std::int64_t> values);
   const std::vector<std::int64_t>& values() const noexcept { return values_; }
   /// Number of segments (entries - 1; 0 for an empty vector).
-  std::int64_t segments() const noexcept {
-    return values_.empty() ? 0 : static_cast<std::int64_t>(values_.size()) - 1;
-  }
+  std::int64_t segments() const noexcept { return values_.empty() ? 0 : static_cast<std::int64_t>(values_.size()) - 1; }
 
  private:
   std::vector<std::int64_t> values_;

@@ -15,11 +15,11 @@ namespace seqpack::attention {
 
 /// The arguments of one varlen call besides the tensors.
 struct VarlenArgs {
-  CuSeqlens cu_seqlens_q;         ///< [segments + 1], starts at 0, non-decreasing, last <= q.rows
-  CuSeqlens cu_seqlens_k;         ///< [segments + 1], same rules against k.rows
-  std::int64_t max_seqlen_q = 0;  ///< sizes the query grid; never checked by the kernel
-  std::int64_t max_seqlen_k = 0;  ///< sizes the backward's key grid; never checked by the kernel
-  bool causal = false;            ///< bottom-right aligned per segment (FA >= 2.1)
+  CuSeqlens cu_seqlens_q;               ///< [segments + 1], starts at 0, non-decreasing, last <= q.rows
+  CuSeqlens cu_seqlens_k;               ///< [segments + 1], same rules against k.rows
+  std::int64_t max_seqlen_q = 0;        ///< sizes the query grid; never checked by the kernel
+  std::int64_t max_seqlen_k = 0;        ///< sizes the backward's key grid; never checked by the kernel
+  bool causal = false;                  ///< bottom-right aligned per segment (FA >= 2.1)
   std::optional<double> softmax_scale;  ///< default 1 / sqrt(dim)
 };
 
@@ -39,8 +39,8 @@ struct VarlenSegment {
 struct VarlenPlan {
   std::vector<VarlenSegment> segments;
   double scale = 0;
-  bool causal_forward = false;   ///< after FA's "max_seqlen_q == 1 means not causal" (forward only)
-  bool causal_backward = false;  ///< the backward keeps the caller's flag
+  bool causal_forward = false;     ///< after FA's "max_seqlen_q == 1 means not causal" (forward only)
+  bool causal_backward = false;    ///< the backward keeps the caller's flag
   bool zero_all_forward = false;   ///< max_seqlen_k == 0: the whole out is zeroed, LSE +inf
   bool zero_all_backward = false;  ///< max_seqlen_q == 0: the whole dk, dv are zeroed, dq untouched
 };

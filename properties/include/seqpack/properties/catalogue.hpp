@@ -2,6 +2,7 @@
 // so that RapidCheck, the fuzz targets and the corpus replay share them.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "seqpack/attention/consequences.hpp"
 #include "seqpack/properties/case.hpp"
 
 namespace seqpack::properties {
@@ -35,6 +37,10 @@ class Subject {
   const reference::Pack& pack() const;
   /// The graph marks after the build (throws as pack() does).
   const reference::GraphMarks& marks_after() const;
+  /// What the pack does to the attention passes it feeds (built once; throws as pack() does).
+  const attention::Report& consequences() const;
+  /// The attention work (query-key pairs) past which consequences() checks from the offsets alone.
+  static constexpr std::int64_t kConsequencePairs = 200'000;
 
  private:
   void build() const;
@@ -43,6 +49,7 @@ class Subject {
   mutable std::optional<reference::Pack> pack_;
   mutable reference::GraphMarks marks_after_;
   mutable std::exception_ptr error_;
+  mutable std::optional<attention::Report> consequences_;
 };
 
 struct Property {
