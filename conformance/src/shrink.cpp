@@ -8,10 +8,10 @@
 #include <tuple>
 
 #include "runner_internal.hpp"
-#include "seqpack/conformance/consequence.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/properties/spec.hpp"
+#include "seqpack/protocol/consequence.hpp"
 
 namespace seqpack::conformance {
 

@@ -1,8 +1,10 @@
 // What a failure costs downstream: the consequence oracle (seqpack::attention)
-// run on the port's own pack and on the reference's, from the result lines the
-// runner already holds (no new view). The runner prints the verdict's line
-// under each failure group and its severity in the summary, the JSON report
-// and JUnit. Neighbours: verdict.hpp (signatures, explanations), report.cpp.
+// run on the port's own pack and on the reference's, from the result lines a
+// checker already holds (no new view). `seqpack conform` prints the verdict's
+// line under each failure group and its severity in the summary, the JSON
+// report and JUnit (conformance/src/report.cpp); the Python package's
+// in-process route puts it in its failure message (python/src/core.cpp).
+// Neighbour: compare.cpp (read_answer_pair, first_difference).
 #pragma once
 
 #include <string>
@@ -14,13 +16,13 @@
 #include "seqpack/attention/pack_meta.hpp"
 #include "seqpack/protocol/case.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 
 /// A result's `pack` (wire field names, runs already expanded) as the
 /// attention passes read it, with the case's alignments. Throws
 /// std::invalid_argument naming the field that is missing or not an integer
 /// array.
-attention::PackMeta pack_meta_from_json(const nlohmann::json& pack, const protocol::Case& c);
+attention::PackMeta pack_meta_from_json(const nlohmann::json& pack, const Case& c);
 
 /// The consequence of a failure: `expected` is the reference's result line,
 /// `actual` the port's answer (empty when it crashed or hung). Refusals
@@ -28,7 +30,7 @@ attention::PackMeta pack_meta_from_json(const nlohmann::json& pack, const protoc
 /// run through every pass and compared by attention::compare; a session is
 /// judged at its first step whose result differs (`steps`: the session's
 /// cases; empty for a single case `c`). Never throws.
-attention::Verdict consequence_of(const protocol::Case& c, const std::vector<protocol::Case>& steps,
-                                  const std::string& expected, const std::string& actual);
+attention::Verdict consequence_of(const Case& c, const std::vector<Case>& steps, const std::string& expected,
+                                  const std::string& actual);
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol

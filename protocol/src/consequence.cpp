@@ -1,8 +1,8 @@
 // The consequence of a failure group (consequence.hpp): reads both result
 // lines through the protocol's limits, turns each pack into an
 // attention::PackMeta and lets attention::compare judge the port's pack
-// against the reference's. Neighbours: report.cpp prints the verdict.
-#include "seqpack/conformance/consequence.hpp"
+// against the reference's. Neighbour: compare.cpp reads the lines.
+#include "seqpack/protocol/consequence.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -13,7 +13,7 @@
 
 #include "seqpack/protocol/protocol.hpp"
 
-namespace seqpack::conformance {
+namespace seqpack::protocol {
 namespace {
 
 using json = nlohmann::json;
@@ -49,7 +49,7 @@ const json* member(const json& j, const char* key) {
   return it == j.end() ? nullptr : &*it;
 }
 
-attention::Verdict judge_result(const protocol::Case& c, const json& want, const json& got) {
+attention::Verdict judge_result(const Case& c, const json& want, const json& got) {
   const json* w_ok = member(want, "ok");
   const json* g_ok = member(got, "ok");
   const bool want_ok = w_ok && w_ok->is_boolean() && w_ok->get<bool>();
@@ -83,7 +83,7 @@ attention::Verdict judge_result(const protocol::Case& c, const json& want, const
 
 }  // namespace
 
-attention::PackMeta pack_meta_from_json(const json& pack, const protocol::Case& c) {
+attention::PackMeta pack_meta_from_json(const json& pack, const Case& c) {
   const char* where = "pack.";
   attention::PackMeta m;
   m.sample_offsets = ints(pack, "sample_offsets", where);
@@ -119,11 +119,11 @@ attention::PackMeta pack_meta_from_json(const json& pack, const protocol::Case& 
   return m;
 }
 
-attention::Verdict consequence_of(const protocol::Case& c, const std::vector<protocol::Case>& steps,
-                                  const std::string& expected, const std::string& actual) {
+attention::Verdict consequence_of(const Case& c, const std::vector<Case>& steps, const std::string& expected,
+                                  const std::string& actual) {
   if (actual.empty()) return refusal("the port crashes or hangs on this input: the training job stops");
   try {
-    const auto answers = protocol::read_answer_pair(expected, actual);
+    const auto answers = read_answer_pair(expected, actual);
     if (!answers) return refusal("the port's answer cannot be read");
     const json& want = answers->first;
     const json& got = answers->second;
@@ -146,4 +146,4 @@ attention::Verdict consequence_of(const protocol::Case& c, const std::vector<pro
   }
 }
 
-}  // namespace seqpack::conformance
+}  // namespace seqpack::protocol
