@@ -31,11 +31,15 @@ __all__ = ["ConformanceFailure", "assert_conforms", "check", "conformance_test",
 
 class ConformanceFailure(AssertionError):
     """A module's answer differs from the reference's; `diff` is the runner's
-    first difference, `case` the case."""
+    first difference, `case` the case, `severity` and `consequence` what the
+    module's pack does to attention against the reference's (the runner's
+    consequence line: metadata-only, crash-or-refusal, wrong-output or
+    silent-wrong-gradient)."""
 
-    def __init__(self, message, diff, case):
+    def __init__(self, message, diff, case, severity="", consequence=""):
         super().__init__(message)
         self.diff, self.case = diff, case
+        self.severity, self.consequence = severity, consequence
 
 
 def load_module(spec):
@@ -92,6 +96,11 @@ def check(mod, case, case_id="case", views=None):
     reference's on `case` ("" when they agree). `views`: the views to compare
     (default: every view the module declares that the runner would ask for
     this case, as views_for chooses; sessions are not single cases)."""
+    return _exchange(mod, case, case_id, views)[0]
+
+
+def _exchange(mod, case, case_id, views):
+    """(first difference, the reference's result line, the module's answer line)."""
     port = port_for(mod)
     declared = [v for v in port.views + port.behaviours if v != "session"]
     if views is None:
@@ -103,16 +112,19 @@ def check(mod, case, case_id="case", views=None):
         answer = port.answer(request)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         answer = _port.bad_request(case_id, exc)
-    return _core.first_difference(_core.result_line(case, case_id, views), json.dumps(answer), views)
+    expected, actual = _core.result_line(case, case_id, views), json.dumps(answer)
+    return _core.first_difference(expected, actual, views), expected, actual
 
 
 def assert_conforms(mod, case, case_id="case", views=None):
     """Raises ConformanceFailure, worded as `seqpack conform` words a failure,
     unless `mod` answers `case` as the reference does in every view."""
-    diff = check(mod, case, case_id, views)
+    diff, expected, actual = _exchange(mod, case, case_id, views)
     if diff:
-        raise ConformanceFailure("FAIL %s [%s]\n  first difference: %s\n  minimal case: %s"
-                                 % (case_id, case.category, diff, case.to_json(case_id)), diff, case)
+        severity, consequence = _core.consequence(case, expected, actual)
+        raise ConformanceFailure("FAIL %s [%s]\n  first difference: %s\n  %s [%s]\n  minimal case: %s"
+                                 % (case_id, case.category, diff, consequence, severity, case.to_json(case_id)),
+                                 diff, case, severity, consequence)
 
 
 def conformance_test(module, profile="packer", known_failures=None, max_examples=100, **fixed):

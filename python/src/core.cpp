@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/consequence.hpp"
 #include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/reference.hpp"
 
@@ -336,6 +337,15 @@ PYBIND11_MODULE(_core, m) {
       "views_for",
       [](const conf::Case& c, const std::vector<std::string>& declared) { return conf::views_for(c, declared); },
       py::arg("case"), py::arg("declared"));
+  m.def(
+      "consequence",
+      [](const conf::Case& c, const std::string& expected, const std::string& actual) {
+        const auto v = conf::consequence_of(c, {}, expected, actual);
+        return std::make_pair(std::string(seqpack::attention::to_string(v.severity)), v.line);
+      },
+      py::arg("case"), py::arg("expected"), py::arg("actual"),
+      "(severity, line): what the module's pack does to attention against the reference's (seqpack conform's "
+      "consequence line)");
   m.def("oracle_views", &conf::oracle_views);
   m.def("handle_line", &conf::handle_line, py::arg("line"));
 }

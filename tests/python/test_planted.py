@@ -71,3 +71,6 @@ def test_planted_fault_is_caught_and_shrunk(mutants, known_failures, tmp_path, i
     tokens = sum(failure.case.layout.sample_lens)
     print("%s: shrunk to %d tokens: %s\n  %s" % (ident, tokens, failure.case.to_json(), failure.diff))
     assert tokens <= most_tokens, "planted fault %s shrunk to %d tokens only: %s" % (ident, tokens, failure)
+    # The runner's consequence line comes with the in-process failure too (issue 27).
+    assert failure.severity in ("metadata-only", "crash-or-refusal", "wrong-output", "silent-wrong-gradient"), failure
+    assert failure.consequence.startswith("consequence: ") and failure.consequence in str(failure), failure
