@@ -16,8 +16,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "seqpack/attention/consequences.hpp"
 #include "seqpack/gpu/pack.hpp"
 #include "seqpack/gpu/testing.hpp"
+#include "seqpack/properties/catalogue.hpp"
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/properties/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -187,6 +189,42 @@ SEQPACK_PROPERTY(GpuDifferential, BuildPackMatchesTheReference) {
   const sp::Case c = any_case();
   RC_TAG(c.expect_error.empty() ? "valid" : c.expect_error);
   on_device(c, [&] { build_both(c); });
+}
+
+// The gpu pack copied into the reference's Pack type: its metadata summary
+// with the device's index and sample-id vectors, its streams and sample ids.
+ref::Pack host_pack(const gpu::DevicePack& g) {
+  auto m = std::make_shared<ref::Metadata>(g.meta->summary);
+  m->causal_indices = gpu::to_host_vector(g.meta->causal_indices);
+  m->full_indices = gpu::to_host_vector(g.meta->full_indices);
+  m->causal_sample_ids = gpu::to_host_vector(g.meta->causal_sample_ids);
+  m->full_only_sample_ids = gpu::to_host_vector(g.meta->full_only_sample_ids);
+  ref::Pack p;
+  p.meta = m;
+  ref::copy_pack_scalars(g, p);
+  p.causal_seq = gpu::to_host(g.causal_seq);
+  p.full_only_seq = gpu::to_host(g.full_only_seq);
+  p.causal_sample_ids = gpu::to_host_vector(g.causal_sample_ids);
+  p.full_only_sample_ids = gpu::to_host_vector(g.full_only_sample_ids);
+  return p;
+}
+
+// Issue 27: the gpu pack, run through every attention pass it feeds
+// (seqpack::attention, NaN-poisoned buffers), does exactly what the
+// reference's does: the same report, finding for finding.
+SEQPACK_PROPERTY(GpuDifferential, ConsequencesMatchTheReference) {
+  const sp::Case c = *sp::gen_valid_case(*rc::gen::element(sp::Profile::packer, sp::Profile::strict));
+  on_device(c, [&] {
+    const auto both = build_both(c);
+    if (!both) return;
+    seqpack::attention::EvaluateOptions o;
+    o.max_pairs = sp::Subject::kConsequencePairs;
+    const auto want = seqpack::attention::evaluate(seqpack::attention::from_reference(both->first, c.options), o);
+    const auto got =
+        seqpack::attention::evaluate(seqpack::attention::from_reference(host_pack(both->second), c.options), o);
+    RC_TAG(seqpack::attention::to_string(want.severity));
+    sp::same("consequences", seqpack::attention::format_report(got), seqpack::attention::format_report(want));
+  });
 }
 
 // Layout faults the strict generator does not plant, added to its case:

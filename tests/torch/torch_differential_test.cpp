@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "seqpack/attention/consequences.hpp"
+#include "seqpack/properties/catalogue.hpp"
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/properties/verdict.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -144,6 +146,58 @@ Built build_both(sp::Case c) {
   sp::same("graph marks after the call", tm, rm);
   if (b.r) expect_same_pack(*b.t, *b.r, b.input);
   return b;
+}
+
+// The binding's pack as the attention passes read it (attention::PackMeta):
+// its metadata tensors, its streams' lengths and the pad segment.
+seqpack::attention::PackMeta attention_meta(const tb::SequencePack& t, const ref::Options& options) {
+  const auto widen = [](const at::Tensor& v) {
+    const auto n = values_of<std::int32_t>(v);
+    return std::vector<std::int64_t>(n.begin(), n.end());
+  };
+  const auto rows = [&](const at::Tensor& indices, const at::Tensor& stream) {
+    std::vector<std::int64_t> r = widen(indices);
+    r.resize(static_cast<std::size_t>(stream.size(0)), -1);
+    return r;
+  };
+  seqpack::attention::PackMeta m;
+  m.sample_offsets = widen(t.meta.sample_offsets());
+  m.max_sample_len = t.meta.max_sample_len();
+  m.max_causal_len = t.meta.max_causal_len();
+  m.max_full_len = t.meta.max_full_len();
+  m.causal_indices = widen(t.meta.causal_indices());
+  m.full_indices = widen(t.meta.full_indices());
+  m.causal_seq_offsets = widen(t.meta.causal_seq_offsets());
+  m.full_only_seq_offsets = widen(t.meta.full_only_seq_offsets());
+  m.num_causal_tokens = t.meta.num_causal_tokens();
+  m.num_full_tokens = t.meta.num_full_tokens();
+  m.causal_sample_ids = values_of<std::int64_t>(t.causal_sample_ids);
+  m.full_only_sample_ids = values_of<std::int64_t>(t.full_only_sample_ids);
+  m.causal_rows = rows(t.meta.causal_indices(), t.causal_seq);
+  m.full_only_rows = rows(t.meta.full_indices(), t.full_only_seq);
+  if (t.pad_segment) {
+    const auto w = [](const std::vector<std::int32_t>& v) { return std::vector<std::int64_t>(v.begin(), v.end()); };
+    m.pad_segment = seqpack::attention::PadSegmentMeta{
+        w(t.pad_segment->causal_seq_offsets), t.pad_segment->max_causal_len,    w(t.pad_segment->full_only_seq_offsets),
+        t.pad_segment->max_full_len,          w(t.pad_segment->sample_offsets), t.pad_segment->max_sample_len};
+  }
+  m.is_sharded = t.is_sharded;
+  m.full_seq_alignment = options.full_seq_alignment;
+  m.causal_seq_alignment = options.causal_seq_alignment;
+  return m;
+}
+
+// Issue 27: the binding's pack, run through every attention pass it feeds
+// (NaN-poisoned buffers), does exactly what the reference's does.
+SEQPACK_PROPERTY(TorchBinding, ConsequencesMatchTheReference) {
+  const Built b = build_both(*sp::gen_valid_case(*rc::gen::element(sp::Profile::packer, sp::Profile::strict)));
+  if (!b.r) return;
+  seqpack::attention::EvaluateOptions o;
+  o.max_pairs = sp::Subject::kConsequencePairs;
+  const auto want = seqpack::attention::evaluate(seqpack::attention::from_reference(*b.r, b.c.options), o);
+  const auto got = seqpack::attention::evaluate(attention_meta(*b.t, b.c.options), o);
+  RC_TAG(seqpack::attention::to_string(want.severity));
+  sp::same("consequences", seqpack::attention::format_report(got), seqpack::attention::format_report(want));
 }
 
 sp::Case packer_case() {
