@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ git
   googletest libgtest-dev libgmock-dev
   librapidcheck-dev
-  libtorch-dev python3-torch python3-coverage python3-jsonschema
+  libtorch-dev python3-torch python3-coverage python3-jsonschema python3-yaml
   python3-dev pybind11-dev python3-numpy python3-hypothesis python3-pytest
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev llvm-14 clang-format-14 clang-tidy-14

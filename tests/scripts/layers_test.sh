@@ -28,14 +28,15 @@ python3 "$src/scripts/check_layers.py" "$work/tree"
 
 sed -i '0,/#include "seqpack\/reference\/pack.hpp"/s//#include "seqpack\/reference\/pack.hpp"\n#include "seqpack\/conformance\/runner.hpp"/' \
   "$work/tree/reference/src/pack.cpp"
+grep -q 'seqpack/conformance/runner.hpp' "$work/tree/reference/src/pack.cpp" || { echo "FAIL: the include was not planted" >&2; exit 1; }
 expect_failure "an upward include" "reference/src/pack.cpp"
 
 copy
-sed -i 's/PUBLIC seqpack::reference nlohmann_json/PUBLIC seqpack::reference seqpack::properties nlohmann_json/' \
-  "$work/tree/protocol/CMakeLists.txt"
+echo 'target_link_libraries(seqpack_protocol PUBLIC seqpack::properties)' >>"$work/tree/protocol/CMakeLists.txt"
 expect_failure "an upward link" "protocol/CMakeLists.txt"
 
 copy
 sed -i 's/^Layers: common → reference/Layers: reference → common/' "$work/tree/README.md"
+grep -q '^Layers: reference → common' "$work/tree/README.md" || { echo "FAIL: the order was not planted" >&2; exit 1; }
 expect_failure "a Layers line in the wrong order" "reference/"
 echo "layers_test: 3/3 planted violations caught"
