@@ -192,6 +192,24 @@ std::vector<Vector> make_vectors() {
     c.options.pad_segment_only_when_padded = true;
     add("edge-one-row-full", c);
   }
+  // Findings of the consequence oracle about the original (reference/README.md,
+  // "Findings of the consequence oracle"; pinned by Findings.* in
+  // tests/properties/finding_test.cpp): layouts the original accepts whose
+  // pack fails a consequence property. A conforming port reproduces them (they
+  // are the spec's answer); the ids mark them so a reader of a failing
+  // vector knows what the answer costs downstream.
+  {
+    sp::Case c = make({2, 4, 1}, {"full", "full", "full"}, {2, 4, 1});
+    c.options.cp_world_size = 2;  // 7 full rows padded to 8, no pad segment: row 8 unwritten
+    add("finding-1-full-only-padded-leaves-padding-unwritten", c);
+    c = make({3}, {"full", "full", "causal"}, {1, 1, 1});  // 2 gen segments against 1 und segment
+    add("finding-2-unequal-split-counts-unpair-gen-to-und", c);
+    c = make({4, 2}, {"full", "causal"}, {4, 2});
+    c.options.causal_seq_alignment = 2;
+    c.options.full_seq_alignment = 4;
+    c.options.pad_segment_only_when_padded = true;  // nothing pads: no segment, no pairing error
+    add("finding-3-splits-of-two-samples-paired-across-samples", c);
+  }
   // Bucket edges under alignments and cp sizes that are not powers of two
   // (an edge shows a fault only where lcm(alignment, cp) does not divide it;
   // with an odd part of 7 or 17+ it does not divide 2048): a stream that
