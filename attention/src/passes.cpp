@@ -60,28 +60,43 @@ struct StreamView {
 
 RowIds real_rows(const std::vector<std::int64_t>& indices) { return indices; }
 
-StreamView causal_view(const PackMeta& m, Variant variant) {
+// One stream's view: the pad-segment offsets and maximum when the pack has
+// a segment and the variant takes the pack as it is, else the plain ones.
+struct StreamFields {
+  const std::vector<std::int64_t> PackMeta::*rows;
+  const std::vector<std::int64_t> PackMeta::*indices;
+  const std::vector<std::int64_t> PackMeta::*offsets;
+  const std::vector<std::int64_t> PadSegmentMeta::*pad_offsets;
+  std::int64_t PackMeta::*max_len;
+  std::int64_t PadSegmentMeta::*pad_max_len;
+  const char* offsets_name;
+  const char* max_name;
+};
+
+StreamView stream_view(const PackMeta& m, Variant variant, const StreamFields& f) {
   StreamView s;
   const bool pad = variant == Variant::as_packed && m.pad_segment.has_value();
-  s.rows = variant == Variant::as_packed ? m.causal_rows : real_rows(m.causal_indices);
-  s.offsets = pad ? m.pad_segment->causal_seq_offsets : m.causal_seq_offsets;
-  s.max_len = pad ? m.pad_segment->max_causal_len : m.max_causal_len;
-  s.offsets_field = pad ? "pad_segment.causal_seq_offsets" : "causal_seq_offsets";
-  s.max_field = pad ? "pad_segment.max_causal_len" : "max_causal_len";
+  s.rows = variant == Variant::as_packed ? m.*f.rows : real_rows(m.*f.indices);
+  s.offsets = pad ? (*m.pad_segment).*f.pad_offsets : m.*f.offsets;
+  s.max_len = pad ? (*m.pad_segment).*f.pad_max_len : m.*f.max_len;
+  s.offsets_field = pad ? std::string("pad_segment.") + f.offsets_name : std::string(f.offsets_name);
+  s.max_field = pad ? std::string("pad_segment.") + f.max_name : std::string(f.max_name);
   s.pad = pad;
   return s;
 }
 
+StreamView causal_view(const PackMeta& m, Variant variant) {
+  return stream_view(m, variant,
+                     {&PackMeta::causal_rows, &PackMeta::causal_indices, &PackMeta::causal_seq_offsets,
+                      &PadSegmentMeta::causal_seq_offsets, &PackMeta::max_causal_len, &PadSegmentMeta::max_causal_len,
+                      "causal_seq_offsets", "max_causal_len"});
+}
+
 StreamView full_view(const PackMeta& m, Variant variant) {
-  StreamView s;
-  const bool pad = variant == Variant::as_packed && m.pad_segment.has_value();
-  s.rows = variant == Variant::as_packed ? m.full_only_rows : real_rows(m.full_indices);
-  s.offsets = pad ? m.pad_segment->full_only_seq_offsets : m.full_only_seq_offsets;
-  s.max_len = pad ? m.pad_segment->max_full_len : m.max_full_len;
-  s.offsets_field = pad ? "pad_segment.full_only_seq_offsets" : "full_only_seq_offsets";
-  s.max_field = pad ? "pad_segment.max_full_len" : "max_full_len";
-  s.pad = pad;
-  return s;
+  return stream_view(m, variant,
+                     {&PackMeta::full_only_rows, &PackMeta::full_indices, &PackMeta::full_only_seq_offsets,
+                      &PadSegmentMeta::full_only_seq_offsets, &PackMeta::max_full_len, &PadSegmentMeta::max_full_len,
+                      "full_only_seq_offsets", "max_full_len"});
 }
 
 // get_all_seq_padded (original ~660-708): with a pad segment, a zeroed buffer
