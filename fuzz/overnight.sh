@@ -3,7 +3,9 @@
 # fuzz-fast (libFuzzer, no sanitizer) and coverage presets, then runs
 # fuzz/overnight.py (every target for --time seconds with --jobs workers, in
 # rounds alternating the two builds; merge, triage, coverage, report), then the
-# original's mutation proof (ctest -L conformance-mutation).
+# original's mutation proof (ctest -L conformance-mutation), then ClusterFuzzLite's
+# build.sh under OSS-Fuzz's undefined and coverage flags (tests/fuzz/cfl_build_test.sh;
+# CI runs the address one; SEQPACK_OVERNIGHT_CFL=0 skips them).
 #   fuzz/overnight.sh [--time SECONDS_PER_TARGET] [--jobs N] [--round SECONDS] [--state DIR] [--resume] [--targets T...]
 # Report: <state>/report.md and report.json (default state build/fuzz-overnight).
 set -euo pipefail
@@ -22,5 +24,10 @@ if [[ "${SEQPACK_OVERNIGHT_MUTATION:-1}" != 0 ]]; then
   cmake --preset default >/dev/null
   cmake --build --preset default --target seqpack
   ctest --preset default -L conformance-mutation --output-on-failure || status=1
+fi
+if [[ "${SEQPACK_OVERNIGHT_CFL:-1}" != 0 ]]; then
+  for sanitizer in undefined coverage; do
+    SEQPACK_JOBS=$(nproc) tests/fuzz/cfl_build_test.sh "$sanitizer" || status=1
+  done
 fi
 exit "$status"
