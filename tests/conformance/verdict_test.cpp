@@ -87,7 +87,13 @@ TEST(Consequence, MissingPadSegmentOnSampleOffsetsIsASilentWrongGradient) {
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.rc, 1);
+  // Issue 27's bound is for a plain build; ASan and UBSan slow the runner and
+  // the emulator about twofold (18 s measured), so the asan preset allows 30 s.
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(seconds, 30.0);
+#else
   EXPECT_LT(seconds, 10.0);
+#endif
   EXPECT_NE(r.out.find("first difference: pack.pad_segment.sample_offsets"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the projection weight gradient is NaN [silent-wrong-gradient]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("by severity: silent-wrong-gradient 1"), std::string::npos) << r.out;

@@ -259,7 +259,8 @@ std::string plant_more(sp::Case& c) {
       l.attn_modes.push_back(*rc::gen::element<std::string>("causal", "full"));
       return "split past the end";
     case 4:
-      if (l.split_lens.empty()) return "none";
+      // (A strict case may already have fewer modes than splits.)
+      if (l.split_lens.empty() || l.attn_modes.empty()) return "none";
       l.split_lens.pop_back();
       l.attn_modes.pop_back();
       return "last split dropped";
