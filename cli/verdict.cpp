@@ -194,6 +194,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   std::set<std::int64_t> shard_indexes;
   std::int64_t shard_count = -1;
   bool stopped = false;
+  std::string breaker;
   for (const auto& path : files) {
     json r;
     try {
@@ -210,6 +211,9 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
       for (const auto& k : r.value("known_seen", json::array())) known_seen.insert(k.get<std::string>());
       for (const auto& k : r.value("known_failed", json::array())) known_failed.insert(k.get<std::string>());
       stopped = stopped || r.value("stopped_early", false);
+      if (r.contains("circuit_breaker") && r["circuit_breaker"].is_string() && breaker.empty()) {
+        breaker = r["circuit_breaker"].get<std::string>();  // a shard's port hung or crashed on every case
+      }
       const json shard = r.value("shard", json::array({0, 1}));
       const std::int64_t index = shard.at(0).get<std::int64_t>(), count = shard.at(1).get<std::int64_t>();
       if (shard_count >= 0 && count != shard_count) {
@@ -253,6 +257,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   }
   merged["now_passing"] = now_passing;
   merged["stopped_early"] = stopped;
+  merged["circuit_breaker"] = breaker.empty() ? json() : json(breaker);
   const std::int64_t missing = shard_count - static_cast<std::int64_t>(shard_indexes.size());
   if (missing > 0) merged["missing_shards"] = missing;
   out << "report merge: " << files.size() << " reports (shards of " << shard_count << ")";
@@ -264,6 +269,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
         << g.value("id", "") << "\n     first difference: " << g.value("diff", "") << "\n";
   }
   for (const auto& k : now_passing) out << "NOW PASSES (remove from the known failures): " << k << "\n";
+  if (!breaker.empty()) out << "verdict: " << breaker << "; that shard's run stopped\n";
   out << "merged: " << merged["cases"] << " cases (" << merged["vectors"] << " vectors); "
       << merged["unexpected_failures"] << " unexpected failures in " << merged["groups"].size() << " groups, "
       << merged["known_failures"] << " known failures, " << now_passing.size() << " now passing, "
@@ -276,7 +282,8 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
       return 2;
     }
   }
-  const bool bad = merged["unexpected_failures"].get<std::int64_t>() > 0 || !now_passing.empty() || missing > 0;
+  const bool bad =
+      merged["unexpected_failures"].get<std::int64_t>() > 0 || !now_passing.empty() || missing > 0 || !breaker.empty();
   return bad ? 1 : 0;
 }
 

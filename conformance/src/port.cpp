@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -149,6 +150,7 @@ void Port::stop() {
     }
   }
   pid_ = -1;
+  fresh_ = false;
   pending_.clear();
 }
 
@@ -194,6 +196,7 @@ bool Port::start(std::string* why) {
                                  (offer_runs_ ? ",\"encodings\":[\"runs\"]}" : "}")},
                                 why);
   if (answers.empty()) return false;
+  fresh_ = true;
   try {
     Hello hello = parse_hello(answers[0], command_, offer_runs_);
     name_ = std::move(hello.name);
@@ -208,8 +211,10 @@ bool Port::start(std::string* why) {
   return true;
 }
 
-std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, std::string* why, std::size_t budget) {
+std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, std::string* why, std::size_t budget,
+                                        double timeout_s) {
   std::vector<std::string> answers;
+  const bool fresh = std::exchange(fresh_, false);
   failure_ = PortFailure::none;
   const auto fail = [&](PortFailure f, std::string text) {
     failure_ = f;
@@ -225,8 +230,10 @@ std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, s
   std::string outgoing;
   for (const auto& l : lines) outgoing += l + "\n";
   std::size_t written = 0;
-  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
-  auto deadline = Clock::now() + timeout;
+  const double limit_s = timeout_s > 0 ? timeout_s : timeout_s_;
+  const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
+  const Clock::time_point sent = Clock::now();
+  auto deadline = sent + timeout;
   char buf[1 << 16];
   while (answers.size() < lines.size()) {
     // Complete lines already buffered.
@@ -237,6 +244,9 @@ std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, s
                                                      " bytes in all (PROTOCOL.md, \"Limits\")");
       }
       budget -= line->size();
+      if (fresh && answers.empty()) {
+        fresh_answer_s_ = std::max(fresh_answer_s_, std::chrono::duration<double>(Clock::now() - sent).count());
+      }
       answers.push_back(std::move(*line));
       deadline = Clock::now() + timeout;
       continue;
@@ -244,9 +254,9 @@ std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, s
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       const std::size_t partial = pending_.partial();
-      return fail(PortFailure::hung, partial ? "no complete answer line within " + std::to_string(timeout_s_) +
+      return fail(PortFailure::hung, partial ? "no complete answer line within " + std::to_string(limit_s) +
                                                    " s: " + std::to_string(partial) + " bytes without a newline"
-                                             : "no answer within " + std::to_string(timeout_s_) + " s (hung)");
+                                             : "no answer within " + std::to_string(limit_s) + " s (hung)");
     }
     pollfd fds[2] = {{from_port_, POLLIN, 0}, {to_port_, POLLOUT, 0}};
     const int nfds = written < outgoing.size() ? 2 : 1;

@@ -2,6 +2,7 @@
 // shrunk member, the progress line, the summary, and the JSON and JUnit
 // reports. The Runner class is declared in runner_internal.hpp; the case loop
 // is in runner.cpp, grouping in groups.cpp, shrinking in shrink.cpp.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -97,6 +98,14 @@ std::string Runner::severity_counts() const {
   return text;
 }
 
+std::vector<std::string> shown_members(const Group& g) {
+  std::vector<std::string> ids = g.members;
+  if (!g.smallest.id.empty() && std::find(ids.begin(), ids.end(), g.smallest.id) == ids.end()) {
+    ids.push_back(g.smallest.id);
+  }
+  return ids;
+}
+
 void Runner::report_group(const Group& g, std::size_t n, const Failure& f) {
   out_ << "group " << n << " of " << groups_.size() << ": " << g.signature << ": " << g.count
        << (g.count == 1 ? " case" : " cases") << " (";
@@ -106,11 +115,29 @@ void Runner::report_group(const Group& g, std::size_t n, const Failure& f) {
     first = false;
   }
   out_ << "), e.g.";
-  for (const auto& id : g.members) out_ << " " << id;
-  out_ << (g.count > static_cast<std::int64_t>(g.members.size()) ? " ...\n" : "\n");
-  out_ << "  smallest member " << f.id << " [" << f.category << "], "
-       << (g.smallest_hung ? "not shrunk (the port hung on it)" : "shrunk") << "\n  first difference: " << f.diff
-       << "\n"
+  const std::vector<std::string> shown = shown_members(g);
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    // The smallest member, when it is not among the first ones, after "...".
+    out_ << (k == g.members.size() ? " ... " : " ") << shown[k];
+  }
+  out_ << (g.count > static_cast<std::int64_t>(shown.size()) && shown.size() == g.members.size() ? " ...\n" : "\n");
+  if (g.kinds.size() > 1) {
+    // One root cause seen as several kinds of difference (a length here, a value there).
+    out_ << "  differences:";
+    first = true;
+    for (const auto& [kind, k] : g.kinds) {
+      out_ << (first ? " " : ", ") << (kind.empty() ? "other" : kind) << " " << k;
+      first = false;
+    }
+    out_ << "\n";
+  }
+  const std::string& origin = g.smallest.id;
+  out_ << "  smallest member " << origin << " [" << f.category << "], "
+       << (g.smallest_hung     ? "not shrunk (the port hung on it)"
+           : !breaker_.empty() ? "not shrunk (the run stopped)"
+           : f.id != origin    ? "shrunk to " + f.id
+                               : std::string("shrunk: no smaller case fails alike"))
+       << "\n  first difference: " << f.diff << "\n"
        << g.explanation;
   if (o_.consequences) out_ << "  " << g.consequence.line << " [" << to_string(g.consequence.severity) << "]\n";
   out_ << "  minimal " << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
@@ -162,7 +189,7 @@ int Runner::summary() {
   for (const auto& k : not_seen) out_ << "note: known failure not exercised in this run: " << k << "\n";
   if (!groups_.empty()) {
     out_ << "failure groups: " << groups_.size() << " (first verdict after " << seconds_text(first_verdict_s_) << " s)"
-         << (stop_ ? ", run stopped at --max-failures " + std::to_string(o_.max_failures) : "");
+         << (stop_ && breaker_.empty() ? ", run stopped at --max-failures " + std::to_string(o_.max_failures) : "");
     if (past_stop_ > 0) out_ << "; " << past_stop_ << " failures of other signatures in the last batch, not grouped";
     if (o_.consequences) out_ << "; by severity: " << severity_counts();
     out_ << "\n";
@@ -170,11 +197,13 @@ int Runner::summary() {
     for (const std::string& sig : group_order_) {
       const Group& g = groups_.at(sig);
       out_ << "  " << ++n << ". " << sig << ": " << g.count << (g.count == 1 ? " case" : " cases") << ", smallest "
-           << (g.shrunk ? g.shrunk->id : g.smallest.id);
+           << g.smallest.id;
+      if (g.shrunk && g.shrunk->id != g.smallest.id) out_ << ", shrunk to " << g.shrunk->id;
       if (o_.consequences) out_ << ", " << to_string(g.consequence.severity);
       out_ << "\n";
     }
   }
+  if (!breaker_.empty()) out_ << "verdict: " << breaker_ << "; the run stopped\n";
   out_ << "conform: " << ran_ << " cases (" << vectors_ << " vectors) in " << s << " s, "
        << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected_ << " unexpected failures in "
        << groups_.size() << " groups, " << known_failures_ << " known failures, " << now_passing.size()
@@ -198,6 +227,7 @@ int Runner::summary() {
               {"known_seen", json::array()},
               {"known_failed", failed_keys_},
               {"stopped_early", stop_},
+              {"circuit_breaker", breaker_.empty() ? json() : json(breaker_)},
               {"now_passing", now_passing},
               {"crashes_or_hangs", crashes_},
               {"case_mix", mix_},
@@ -218,8 +248,10 @@ int Runner::summary() {
       const Failure& f = *g.shrunk;
       r["groups"].push_back({{"signature", sig},
                              {"count", g.count},
-                             {"members", g.members},
+                             {"members", shown_members(g)},
                              {"categories", g.categories},
+                             {"kinds", g.kinds},
+                             {"smallest", g.smallest.id},
                              {"id", f.id},
                              {"category", f.category},
                              {"diff", f.diff},
@@ -238,7 +270,7 @@ int Runner::summary() {
   }
   if (!o_.junit.empty()) write_junit(s);
   if (write_failed_) return 2;
-  return unexpected_ == 0 && now_passing.empty() ? 0 : 1;
+  return unexpected_ == 0 && now_passing.empty() && breaker_.empty() ? 0 : 1;
 }
 
 void Runner::write_junit(double s) {
@@ -261,14 +293,21 @@ void Runner::write_junit(double s) {
     JUnitCase c{"failure-groups", "group " + std::to_string(++n) + ": " + sig, "", "", 0};
     c.failure = std::to_string(g.count) + " cases: " + f.diff;
     std::string members;
-    for (const auto& id : g.members) members += " " + id;
-    c.detail = "members:" + members + "\nfirst difference: " + f.diff + "\n" + g.explanation;
+    for (const auto& id : shown_members(g)) members += " " + id;
+    c.detail = "members:" + members + "\nsmallest member: " + g.smallest.id +
+               (f.id != g.smallest.id ? ", shrunk to " + f.id : std::string()) + "\nfirst difference: " + f.diff +
+               "\n" + g.explanation;
     if (o_.consequences) {
       c.type = to_string(g.consequence.severity);
       c.failure = "[" + c.type + "] " + c.failure;
       c.detail += g.consequence.line + "\n";
     }
     c.detail += std::string("minimal ") + (f.steps.empty() ? "case" : "session") + ": " + f.minimal_json() + "\n";
+    cases.push_back(c);
+  }
+  if (!breaker_.empty()) {
+    // The circuit breaker's verdict: the run stopped, the rest unchecked.
+    JUnitCase c{"port", "circuit breaker", breaker_.substr(0, breaker_.find(" (")), breaker_ + "\n", 0};
     cases.push_back(c);
   }
   JUnitCase random{"random", std::to_string(ran_ - vectors_) + " random cases", "", "", s};

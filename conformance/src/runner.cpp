@@ -71,7 +71,6 @@ int Runner::run() {
       if (!v.steps.empty() && !sessions) continue;  // a session vector, for ports that declare sessions
       if (!in_shard(++index)) continue;
       batch.push_back({v.id, v.c, v.expect, true, v.steps});
-      ++vectors_;
       if (batch.size() >= batch_size_) run_batch(batch);
     }
     run_batch(batch);
@@ -166,6 +165,7 @@ std::string Runner::ask(const std::string& request, const std::string& expect, c
 
 void Runner::run_batch(std::vector<Pending>& batch) {
   finish_in_flight();
+  if (!breaker_.empty()) batch.clear();  // the port answers nothing: the run stops
   if (batch.empty()) return;
   in_flight_ = std::move(batch);
   batch.clear();
@@ -176,7 +176,10 @@ void Runner::run_batch(std::vector<Pending>& batch) {
     p.views = views_of(p, port_views_);
     lines.push_back(request_of(p, p.views));
   }
-  io_ = std::async(std::launch::async, [this, lines = std::move(lines)] { return exchange_all(lines); });
+  std::vector<std::string> ids;
+  for (const Pending& p : in_flight_) ids.push_back(p.id);
+  io_ = std::async(std::launch::async,
+                   [this, lines = std::move(lines), ids = std::move(ids)] { return exchange_all(lines, ids); });
   for (Pending& p : in_flight_) {
     if (!p.expect.empty()) continue;
     p.expect = p.steps.empty() ? result_line(p.c, p.id, p.views, port_encoding_)
@@ -190,16 +193,23 @@ void Runner::finish_in_flight() {
   for (const auto& m : io_messages_) err_ << m;
   io_messages_.clear();
   for (std::size_t k = 0; k < in_flight_.size(); ++k) {
+    if (outcome[k].skipped) continue;
     record(in_flight_[k],
            outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text, in_flight_[k].views)
                                : outcome[k].text,
            outcome[k].hung);
   }
   in_flight_.clear();
+  if (!breaker_.empty() && !stop_) {
+    stop_ = true;
+    if (o_.progress) err_ << "\n";
+    out_ << "STOP: " << breaker_ << "\n" << std::flush;
+  }
   progress();
 }
 
-std::vector<Runner::Outcome> Runner::exchange_all(const std::vector<std::string>& lines) {
+std::vector<Runner::Outcome> Runner::exchange_all(const std::vector<std::string>& lines,
+                                                  const std::vector<std::string>& ids) {
   std::vector<Outcome> outcome(lines.size());
   std::size_t done = 0;
   std::size_t budget = kMaxBatchAnswerBytes;  // what this batch's answers may hold in all
@@ -222,17 +232,56 @@ std::vector<Runner::Outcome> Runner::exchange_all(const std::vector<std::string>
       break;
     }
     if (done < lines.size()) {
-      outcome[done++] = {false, why,
-                         port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long};
+      const bool hung = port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long;
+      outcome[done++] = {false, why, hung};
       ++crashes_;
-      std::string restart_why;
-      if (!port_.start(&restart_why)) {
-        io_messages_.push_back("conform: the port does not restart: " + restart_why + "\n");
-        for (; done < lines.size(); ++done) outcome[done] = {false, "the port does not restart", true};
+      if (!restart_and_probe(ids[done - 1] + ": " + why, hung)) {
+        const bool tripped = !breaker_.empty();
+        for (; done < lines.size(); ++done) {
+          outcome[done] = tripped ? Outcome{false, "", false, true} : Outcome{false, "the port does not restart", true};
+        }
       }
     }
   }
   return outcome;
+}
+
+double Runner::probe_timeout_s() const {
+  return std::min(o_.timeout_s, std::max(kProbeFloorS, 4 * port_.fresh_answer_s()));
+}
+
+bool Runner::restart_and_probe(const std::string& failure, bool hung) {
+  // The probe: one causal row, default options (PROTOCOL.md's smallest case).
+  sp::Case probe;
+  probe.layout.sample_lens = {1};
+  probe.layout.split_lens = {1};
+  probe.layout.attn_modes = {"causal"};
+  probe.layout.und_token_indexes = {0};
+  probe.rows = 1;
+  const std::string line = request_line(probe, "probe", views_for(probe, port_views_));
+  std::string detail = failure;
+  int streak = 1, hangs = hung ? 1 : 0;
+  for (;;) {
+    if (streak >= kBreakerStreak) {
+      port_.stop();
+      breaker_ = std::string("the port ") +
+                 (hangs == streak ? "hangs"
+                  : hangs == 0    ? "crashes"
+                                  : "hangs or crashes") +
+                 " on every case (" + detail + ")";
+      return false;
+    }
+    std::string why;
+    if (!port_.start(&why)) {
+      io_messages_.push_back("conform: the port does not restart: " + why + "\n");
+      return false;
+    }
+    if (!port_.exchange({line}, &why, SIZE_MAX, probe_timeout_s()).empty()) return true;  // alive
+    ++crashes_;
+    ++streak;
+    if (port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long) ++hangs;
+    detail += "; then probe " + std::to_string(streak - 1) + ", a one-row case to the restarted port: " + why;
+  }
 }
 
 }  // namespace detail

@@ -68,11 +68,17 @@ struct Group {
   std::int64_t count = 0;
   std::vector<std::string> members;  // the first few ids
   std::map<std::string, std::int64_t> categories;
+  // The kinds of its differences (difference_kind: value, length, missing;
+  // "" for a crash, hang or unreadable answer), with their counts.
+  std::map<std::string, std::int64_t> kinds;
   Pending smallest;
   std::string smallest_diff;
   std::int64_t smallest_size = 0;
   bool smallest_hung = false;  // the port hung on it: not shrunk
   double first_s = 0;
+  // The smallest member shrunk: its id is the member's with "~min" appended
+  // when shrinking changed the case (kShrunkSuffix), the member's own when
+  // not (a hang, a stopped run, or no smaller case failing alike).
   std::optional<Failure> shrunk;
   std::string explanation;
   attention::Verdict consequence;  // what the shrunk member's pack does to attention (consequence.hpp)
@@ -80,6 +86,12 @@ struct Group {
 
 /// Member ids a group prints.
 constexpr std::size_t kGroupMembersShown = 5;
+/// What a shrunk case's id adds to its origin's: `s1-287~min`.
+constexpr const char* kShrunkSuffix = "~min";
+
+/// The member ids a group names: the first ones seen, and its smallest member
+/// (named last, after "...", when it is not among them).
+std::vector<std::string> shown_members(const Group& g);
 
 class Runner {
  public:
@@ -123,9 +135,27 @@ class Runner {
 
   struct Outcome {
     bool answered = false;
-    std::string text;   // the answer, or why there is none
-    bool hung = false;  // no answer in time, or a line past the limit: the case is not shrunk
+    std::string text;      // the answer, or why there is none
+    bool hung = false;     // no answer in time, or a line past the limit: the case is not shrunk
+    bool skipped = false;  // not asked: the circuit breaker stopped the run
   };
+
+  // The circuit breaker (PROTOCOL.md, "Limits"): after a case's crash or
+  // hang the port is restarted and sent a probe, a one-row case, with a
+  // short time limit (probe_timeout_s). An answer, right or wrong, shows the
+  // port alive; kBreakerStreak crashes or hangs in a row (the case, then its
+  // probes, each from a freshly restarted port) stop the run with one
+  // verdict, "the port hangs on every case" (or crashes).
+  static constexpr int kBreakerStreak = 3;
+  static constexpr double kProbeFloorS = 1.0;
+  // At least kProbeFloorS, at most --timeout; 4 times the slowest first
+  // answer a fresh port gave so far.
+  double probe_timeout_s() const;
+  // On the I/O thread, after the case `id` failed (`hung`, or a crash):
+  // restarts the port and probes it. False when the run must stop: the
+  // breaker tripped (breaker_ says why) or the port does not restart.
+  bool restart_and_probe(const std::string& id, bool hung);
+  std::string breaker_;  // the breaker's verdict, "" while it holds (set on the I/O thread)
 
   // Pipelining, one batch in flight: the port answers batch k (on an I/O
   // thread) while this thread computes the reference's expected results for k
@@ -134,7 +164,7 @@ class Runner {
   void finish_in_flight();
   // On the I/O thread: every line's answer; a crash or hang fails that case
   // and restarts the port.
-  std::vector<Outcome> exchange_all(const std::vector<std::string>& lines);
+  std::vector<Outcome> exchange_all(const std::vector<std::string>& lines, const std::vector<std::string>& ids);
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.

@@ -263,7 +263,12 @@ void Runner::shrink_groups() {
     Group& g = groups_.at(sig);
     Failure f{g.smallest.id, category_of(g.smallest), g.smallest_diff, g.smallest.c, false, g.smallest.steps};
     // A case the port hung on is not shrunk: each try would wait the timeout.
-    if (!g.smallest_hung) shrink(g.smallest, f, sig);
+    // Nor is any case once the circuit breaker stopped the run.
+    if (!g.smallest_hung && breaker_.empty()) shrink(g.smallest, f, sig);
+    // A case that shrinking changed is a new case: its id says where it came from.
+    if (f.minimal_json() != Failure{f.id, "", "", g.smallest.c, false, g.smallest.steps}.minimal_json()) {
+      f.id += kShrunkSuffix;
+    }
     g.explanation = f.steps.empty() ? explain_difference(f.minimal, f.diff, "  ") : "";
     if (o_.consequences) g.consequence = judge_consequence(g, f);
     g.shrunk = f;
@@ -313,7 +318,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
 // One more exchange for the shrunk member (the shrinking's last one may have
 // been another candidate); a member the port hung on is not asked again.
 attention::Verdict Runner::judge_consequence(const Group& g, const Failure& f) {
-  if (g.smallest_hung) return consequence_of(f.minimal, f.steps, "", "");
+  if (g.smallest_hung || !breaker_.empty()) return consequence_of(f.minimal, f.steps, "", "");
   bool hung = false;
   const std::string d = f.steps.empty() ? ask_one(f.minimal, f.id, &hung) : ask_session(f.steps, f.id, &hung);
   if (d.empty()) return {attention::Severity::metadata_only, "consequence: not judged (the port now agrees)"};

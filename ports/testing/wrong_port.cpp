@@ -9,6 +9,10 @@
 //                               invalid_layout (two distinct faults)
 //   wrong_port no_pad_samples   the pad segment missing on sample_offsets
 //                               (pad_segment.sample_offsets = the plain ones)
+//   wrong_port pad_row_front    a pad segment's full stream one row short, its
+//                               first row dropped, in cases and session steps
+//                               alike (one fault, seen as a value or as a
+//                               length difference of full_only_rows)
 #include <unistd.h>
 
 #include <cstdlib>
@@ -53,6 +57,21 @@ int main(int argc, char** argv) {
         r["pack"]["full_only_rows"].erase(r["pack"]["full_only_rows"].size() - 1);
         answer = r.dump();
       }
+    }
+    if (mode == "pad_row_front") {
+      auto r = nlohmann::json::parse(answer);
+      const auto drop_first = [](nlohmann::json& result) {
+        if (result.value("ok", false) && !result["pack"]["pad_segment"].is_null() &&
+            !result["pack"]["full_only_rows"].empty()) {
+          result["pack"]["full_only_rows"].erase(0);
+        }
+      };
+      if (r.contains("results") && r["results"].is_array()) {
+        for (auto& step : r["results"]) drop_first(step);
+      } else {
+        drop_first(r);
+      }
+      answer = r.dump();
     }
     std::cout << answer << "\n" << std::flush;
   }

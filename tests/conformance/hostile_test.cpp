@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 
@@ -200,13 +201,44 @@ TEST(HostilePort, HugeLineFailsTheCase) {
 // --- hangs -------------------------------------------------------------------
 
 TEST(HostilePort, HangAfterHelloIsNotShrunk) {
-  // Was 52 s for 20 cases at 0.2 s (every case re-asked ~13 times); now
-  // one timeout per case.
+  // Was 52 s for 20 cases at 0.2 s (every case re-asked ~13 times); then
+  // one timeout per case; now the circuit breaker stops the run after the
+  // first case and two probes (issue 28).
   const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT +
                         " hang_after_hello\" --no-vectors --profile packer --cases 6 --timeout 0.5");
-  EXPECT_RUN(r, 1, "6 unexpected failures in 1 groups, 0 known failures, 0 now passing, 6 crashes or hangs", 15);
+  EXPECT_RUN(r, 1, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, 3 crashes or hangs", 15);
   EXPECT_TRUE(has(r, "no answer within 0.5")) << show(r);
   EXPECT_TRUE(has(r, "not shrunk \\(the port hung on it\\)")) << show(r);
+}
+
+// Issue 28: a port that answers its hello and then hangs on every case gets
+// one verdict, at the default settings (vectors, both profiles, --timeout
+// 10), in under 15 s instead of the ~84 minutes of a timeout per case: the
+// first case waits --timeout, then two probes after restarts wait 1 s each.
+TEST(HostilePort, AlwaysHangingPortGetsOneVerdictFast) {
+  const fs::path dir = scratch();
+  const std::string report = (dir / "report.json").string(), junit = (dir / "junit.xml").string();
+  const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT + " hang_after_hello\" --report " + report +
+                        " --junit " + junit);
+  EXPECT_RUN(r, 1, "verdict: the port hangs on every case \\(E1: no answer within 10\\.0+ s \\(hung\\); then probe 1",
+             15);
+  EXPECT_TRUE(has(r, "STOP: the port hangs on every case")) << show(r);
+  EXPECT_TRUE(has(r, "conform: 1 cases .* 1 unexpected failures in 1 groups, .* 3 crashes or hangs")) << show(r);
+  std::ifstream rep(report);
+  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"circuit_breaker\": \"the port hangs on every case ("), std::string::npos) << json;
+  std::ifstream xml_in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(xml_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(
+      xml.find("name=\"circuit breaker\" time=\"0.000\">\n      <failure message=\"the port hangs on every case\""),
+      std::string::npos)
+      << xml;
+}
+
+TEST(HostilePort, AlwaysCrashingPortGetsOneVerdictFast) {
+  const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT + " crash_after_hello\"");
+  EXPECT_RUN(r, 1, "verdict: the port crashes on every case \\(E1: the port exited", 10);
+  EXPECT_TRUE(has(r, "1 unexpected failures in 1 groups, .* 3 crashes or hangs")) << show(r);
 }
 
 TEST(HostileCli, TimeoutNotAPositiveNumberIsRefused) {
@@ -398,10 +430,13 @@ TEST(HostilePort, BadHellosAreNamed) {
   EXPECT_RUN(conform("hello_deep"), 2, "the port's hello: nesting deeper than 64", 10);
 }
 
-TEST(HostilePort, ExitOrCrashAfterTheHelloFailsEachCase) {
-  // The group's smallest member is shrunk (a crash is a failure too), each crash counted.
-  EXPECT_RUN(conform("exit_after_hello"), 1, "4 unexpected failures.* [1-9][0-9]* crashes or hangs", 20);
-  EXPECT_RUN(conform("crash_after_hello"), 1, "4 unexpected failures.* [1-9][0-9]* crashes or hangs", 20);
+TEST(HostilePort, ExitOrCrashAfterTheHelloStopsAtTheCircuitBreaker) {
+  // The first case fails, then both probes: one verdict, three crashes.
+  for (const std::string mode : {"exit_after_hello", "crash_after_hello"}) {
+    const Outcome r = conform(mode);
+    EXPECT_RUN(r, 1, "1 unexpected failures in 1 groups, .* 3 crashes or hangs", 20);
+    EXPECT_TRUE(has(r, "verdict: the port crashes on every case \\(p1-0: the port exited")) << show(r);
+  }
 }
 
 TEST(HostilePort, CrashOrHangMidCaseFailsThatCaseOnly) {
@@ -412,6 +447,15 @@ TEST(HostilePort, CrashOrHangMidCaseFailsThatCaseOnly) {
   EXPECT_RUN(r, 1, "FAIL p1-3 .*\n  first difference: no complete answer line within 0.5[0-9]* s", 20);
   EXPECT_TRUE(has(r, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, 1 crashes or hangs"))
       << show(r);
+}
+
+TEST(HostilePort, HangsOnConsecutiveCasesDoNotTripTheBreaker) {
+  // p1-0, p1-1 and p1-2 hang, one after the other; each restarted port
+  // answers its probe, so the breaker holds and every case is checked.
+  const Outcome r = conform("hang_three_cases", "--cases 8 --timeout 0.3");
+  EXPECT_RUN(r, 1, "conform: 8 cases .* 3 unexpected failures in 1 groups, 0 known failures, 0 now passing, 3 crashes",
+             15);
+  EXPECT_FALSE(has(r, "every case")) << show(r);
 }
 
 TEST(HostilePort, CrashWhileShrinkingIsCounted) {

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -55,25 +57,64 @@ std::string temp_dir(const std::string& name) {
 
 const std::string kWrong = "'" WRONG_PORT "'";
 
-TEST(Signature, DropsIndexesAndKeepsTheKind) {
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[3]: expected 4, port 5"), "pack.full_only_rows[] (value)");
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[97]: expected -1, port 12"), "pack.full_only_rows[] (value)");
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 384 entries, port 128"),
-            "pack.full_only_rows (length)");
-  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows[0]: expected 3, port 4"),
-            "views.cp_shards[].rows[] (value)");
-  EXPECT_EQ(sc::failure_signature("views.getters: declared but missing"), "views.getters (missing)");
+TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
+  // Issue 28: a field's value, length and missing differences are one root
+  // cause, keyed by the field (an entry of a list is the list).
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[3]: expected 4, port 5"), "pack.full_only_rows");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[97]: expected -1, port 12"), "pack.full_only_rows");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 384 entries, port 128"), "pack.full_only_rows");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: missing in the port's result"), "pack.full_only_rows");
+  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows[0]: expected 3, port 4"), "views.cp_shards[].rows");
+  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows: expected 3 entries, port 4"), "views.cp_shards[].rows");
+  EXPECT_EQ(sc::failure_signature("views.getters: declared but missing"), "views.getters");
+  // ok and error keep their classes: each pair is a fault of its own.
   EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "overflow" (rows 12 too many))"),
             "ok (expected a result, port error overflow)");
   EXPECT_EQ(sc::failure_signature(R"(error: expected "overflow", port "invalid_layout")"),
             "error (expected overflow, port invalid_layout)");
+  EXPECT_NE(sc::failure_signature(R"(error: expected "overflow", port "invalid_layout")"),
+            sc::failure_signature(R"(error: expected "overflow", port "invalid_option")"));
+  // A session step failing as a case does is in the case's group.
   EXPECT_EQ(sc::failure_signature("session step 2: graph_bounds.image[1]: expected 256, port 128"),
-            "session step #: graph_bounds.image[] (value)");
+            sc::failure_signature("graph_bounds.image[0]: expected 256, port 384"));
+  EXPECT_EQ(sc::failure_signature("session step 0: pack.causal_rows: expected 4 entries, port 3"), "pack.causal_rows");
   // Not a field path: the text, numbers folded.
   EXPECT_EQ(sc::failure_signature("no answer within 0.500000 s (hung)"), "no answer within # s (hung)");
-  // Different fields or kinds are different groups.
+  // Different fields are different groups.
   EXPECT_NE(sc::failure_signature("pack.causal_rows: expected 4 entries, port 3"),
-            sc::failure_signature("pack.causal_rows[0]: expected 4, port 3"));
+            sc::failure_signature("pack.full_only_rows: expected 4 entries, port 3"));
+  // The kind stays known, for the printed difference and the explanation.
+  EXPECT_EQ(sc::difference_kind("pack.full_only_rows[3]: expected 4, port 5"), "value");
+  EXPECT_EQ(sc::difference_kind("session step 1: pack.full_only_rows: expected 4 entries, port 3"), "length");
+  EXPECT_EQ(sc::difference_kind("views.getters: declared but missing"), "missing");
+  EXPECT_EQ(sc::difference_kind("no answer within 0.500000 s (hung)"), "");
+}
+
+// Issue 28: a signature (and so a JUnit testcase name) is cut at a word
+// boundary, with an ellipsis, never inside a word.
+TEST(Signature, NeverCutMidWord) {
+  std::string text = "the port's answer: ";
+  while (text.size() < 300) text += "unreadable 12345 characters, ";
+  const std::string sig = sc::failure_signature(text);
+  ASSERT_GE(sig.size(), 4u);
+  EXPECT_LE(sig.size(), 100u) << sig;
+  ASSERT_EQ(sig.substr(sig.size() - 3), "...") << sig;
+  const std::string kept = sig.substr(0, sig.size() - 3);
+  // What is kept ends a word: the folded text goes on with a non-word character.
+  std::string folded = "the port's answer: ";
+  while (folded.size() < 300) folded += "unreadable # characters, ";
+  ASSERT_EQ(folded.compare(0, kept.size(), kept), 0) << sig;
+  const char next = folded[kept.size()];
+  EXPECT_TRUE(next == ' ' || next == ',') << sig;
+  EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(kept.back())) != 0) << sig;
+  // Short texts are whole; a single word longer than the limit is not cut.
+  EXPECT_EQ(sc::cut_at_word("short words", 100), "short words");
+  EXPECT_EQ(sc::cut_at_word(std::string(150, 'x'), 100), std::string(150, 'x'));
+  EXPECT_EQ(sc::cut_at_word("alpha beta gamma delta", 15), "alpha beta...");
+  // A classes kind is cut the same way.
+  const std::string kind = sc::difference_kind("error: expected \"overflow\", port \"" + std::string(40, 'a') + " " +
+                                               std::string(80, 'b') + "\"");
+  EXPECT_EQ(kind, "expected overflow, port " + std::string(40, 'a') + "...");
 }
 
 // Issue 27: a port whose pad segment is missing on sample_offsets is convicted,
@@ -126,6 +167,30 @@ TEST(Consequence, SeveritiesFollowTheFaultAndCanBeTurnedOff) {
   EXPECT_EQ(off.out.find("severity"), std::string::npos) << off.out;
 }
 
+// Issue 28: a port that hangs on the cases of cp 2 only is restarted and
+// probed after each hang; its probes answer, so the circuit breaker holds and
+// every other case is checked.
+TEST(Breaker, AHangOnSomeCasesStillChecksTheRest) {
+  const std::string dir = temp_dir("hang_cp");
+  const RunResult r = conform(kWrong + " hang_cp 2", 300, [&](sc::ConformOptions& o) {
+    o.timeout_s = 0.3;
+    o.report = dir + "/report.json";
+  });
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.out.find("every case"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("conform: 300 cases ("), std::string::npos) << r.out;
+  std::ifstream in(dir + "/report.json");
+  const json rep = json::parse(in);
+  EXPECT_TRUE(rep["circuit_breaker"].is_null());
+  ASSERT_EQ(rep["groups"].size(), 1u) << r.out;
+  EXPECT_EQ(rep["groups"][0]["signature"], "no answer within # s (hung)");
+  // Each cp 2 case hung once, and nothing else did (no probe failed).
+  EXPECT_GE(rep["groups"][0]["count"].get<std::int64_t>(), 3);
+  EXPECT_EQ(rep["groups"][0]["count"], rep["crashes_or_hangs"]);
+  EXPECT_EQ(rep["groups"][0]["count"], rep["unexpected_failures"]);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Verdict, AWrongPortGivesOneGroupAndAShortLog) {
   // Every case with a pad segment fails the same way: one group, printed
   // once, with its count; the log stays short (before grouping, this run
@@ -134,20 +199,68 @@ TEST(Verdict, AWrongPortGivesOneGroupAndAShortLog) {
   const RunResult r = conform(kWrong + " max_sample_len", 800, [&](sc::ConformOptions& o) { o.save_failures = save; });
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_LE(lines(r.out + r.err), 40u) << r.out;
-  EXPECT_NE(r.out.find("group 1 of 1: pack.pad_segment.max_sample_len (value): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("group 1 of 1: pack.pad_segment.max_sample_len: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("group 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("failure groups: 1 (first verdict after "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("800 cases ("), std::string::npos) << r.out;
-  // One saved case: the group's shrunk smallest member, a few rows.
+  // Issue 28, honest ids: the smallest member is one of the ids the group
+  // names, and its shrunk case, a new case, has an id of its own that names
+  // its origin: "<member>~min".
+  const auto at = r.out.find("  smallest member ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string origin = r.out.substr(at + 18, r.out.find(' ', at + 18) - (at + 18));
+  const std::string header = r.out.substr(
+      r.out.find("group 1 of 1: "), r.out.find('\n', r.out.find("group 1 of 1: ")) - r.out.find("group 1 of 1: "));
+  EXPECT_NE((header + " ").find(" " + origin + " "), std::string::npos) << header << "\nsmallest: " << origin;
+  const std::string shrunk = origin + "~min";
+  EXPECT_NE(r.out.find("smallest member " + origin + " [valid], shrunk to " + shrunk + "\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"id\":\"" + shrunk + "\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("smallest " + origin + ", shrunk to " + shrunk), std::string::npos) << r.out;
+  // One saved case: the group's shrunk smallest member, a few rows, under its id.
   std::size_t saved = 0;
   for (const auto& f : std::filesystem::directory_iterator(save)) {
+    EXPECT_EQ(f.path().filename().string(), shrunk + ".json");
     std::ifstream in(f.path());
     std::stringstream text;
     text << in.rdbuf();
     EXPECT_LE(sp::case_from_json(text.str()).rows, 4) << text.str();
+    EXPECT_EQ(json::parse(text.str())["id"], shrunk) << text.str();
     ++saved;
   }
   EXPECT_EQ(saved, 1u);
+}
+
+// Issue 28: one fault, one group. The pad segment's full stream loses its
+// first row: most cases differ in a value of full_only_rows, some in its
+// length, and session steps the same ways; each of these was a group of its
+// own (up to four for this one fault).
+TEST(Verdict, OneFaultIsOneGroupAcrossKindsAndSessionSteps) {
+  const std::string dir = temp_dir("root_cause");
+  const RunResult r = conform(kWrong + " pad_row_front", 300, [&](sc::ConformOptions& o) {
+    o.report = dir + "/report.json";
+    o.junit = dir + "/junit.xml";
+  });
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("group 1 of 1: pack.full_only_rows: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("group 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  differences: length "), std::string::npos) << r.out;
+  // The first difference printed keeps the index and both values.
+  EXPECT_NE(r.out.find("first difference: pack.full_only_rows[0]: expected "), std::string::npos) << r.out;
+  std::ifstream in(dir + "/report.json");
+  const json rep = json::parse(in);
+  ASSERT_EQ(rep["groups"].size(), 1u) << r.out;
+  const json& g = rep["groups"][0];
+  EXPECT_EQ(g["signature"], "pack.full_only_rows");
+  EXPECT_GT(g["kinds"].value("length", 0), 0) << g["kinds"];
+  EXPECT_GT(g["kinds"].value("value", 0), 0) << g["kinds"];
+  EXPECT_GT(g["categories"].value("session", 0), 0) << g["categories"];
+  EXPECT_EQ(g["count"], rep["unexpected_failures"]);
+  std::ifstream junit(dir + "/junit.xml");
+  const std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("name=\"group 1: pack.full_only_rows\""), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("name=\"group 2"), std::string::npos) << xml;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Verdict, TwoFaultsGiveTwoGroupsAndMaxFailuresStops) {
@@ -158,7 +271,7 @@ TEST(Verdict, TwoFaultsGiveTwoGroupsAndMaxFailuresStops) {
   EXPECT_EQ(all.rc, 1) << all.out;
   EXPECT_NE(all.out.find("group 1 of 2: "), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("error (expected overflow, port invalid_layout)"), std::string::npos) << all.out;
-  EXPECT_NE(all.out.find("pack.pad_segment.max_sample_len (value)"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find(" of 2: pack.pad_segment.max_sample_len: "), std::string::npos) << all.out;
   EXPECT_LE(lines(all.out), 60u) << all.out;
   // --max-failures 1 (--fail-fast): the run stops at the first group.
   const RunResult first = conform(kWrong + " two_faults", 0, [](sc::ConformOptions& o) {
@@ -177,7 +290,11 @@ TEST(Verdict, ALengthDifferenceIsExplained) {
   // a length, and the runner says how the reference derived it.
   const RunResult r = conform(kWrong + " pad_row", 300);
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("pack.full_only_rows (length)"), std::string::npos) << r.out;
+  // One fault, one group: its length differences (cases and session steps
+  // alike) and any value difference of the same field.
+  EXPECT_NE(r.out.find("group 1 of 1: pack.full_only_rows: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("group 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first difference: pack.full_only_rows: expected "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("how the reference derives the streams"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("+ 1 pad segment row"), std::string::npos) << r.out;
 }

@@ -70,9 +70,11 @@ class Port {
   /// exiting; then the port is stopped, `why` says what happened, and the
   /// answers so far are returned.
   /// The answers' bytes together may not pass `budget` (then the failure is
-  /// too_many_bytes and the port is stopped).
+  /// too_many_bytes and the port is stopped). `timeout_s` > 0 bounds each
+  /// answer of this exchange instead of the port's timeout (the runner's
+  /// probes after a hang, PROTOCOL.md "Limits").
   std::vector<std::string> exchange(const std::vector<std::string>& lines, std::string* why,
-                                    std::size_t budget = SIZE_MAX);
+                                    std::size_t budget = SIZE_MAX, double timeout_s = 0);
   void stop();
 
   bool running() const noexcept { return pid_ > 0; }
@@ -81,6 +83,10 @@ class Port {
   /// The encoding the port chose at hello.
   protocol::Encoding encoding() const noexcept { return encoding_; }
   int restarts() const noexcept { return restarts_; }
+  /// The longest a freshly started port took to give its first answer (the
+  /// first exchange after each start, hello excluded), in seconds; 0 while
+  /// no fresh port has answered.
+  double fresh_answer_s() const noexcept { return fresh_answer_s_; }
   /// Why the last start() or exchange() stopped early (none if it did not).
   PortFailure failure() const noexcept { return failure_; }
 
@@ -97,6 +103,8 @@ class Port {
   std::string name_;
   std::vector<std::string> views_;
   int restarts_ = -1;
+  bool fresh_ = false;  // started, and not yet asked anything past the hello
+  double fresh_answer_s_ = 0;
 };
 
 }  // namespace seqpack::conformance

@@ -2,6 +2,7 @@
 // derivation of a differing length, offset or mark, and reports for CI.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,12 +11,30 @@
 
 namespace seqpack::conformance {
 
-/// A failure's signature: the first differing field's path with its indexes
-/// dropped (`pack.full_only_rows[3]` and `[7]` are one field) and the kind of
-/// difference (`value`, `length`, `missing`, the error classes of an `ok`
-/// mismatch, or the port's crash or hang). Failures of one signature are one
-/// group: one fault, shrunk and printed once.
+/// A failure's signature, the key of its group: one root cause. For a
+/// difference at a field, the field's path with its indexes dropped and an
+/// entry of a list folded into the list, whatever the kind of the difference
+/// (`pack.full_only_rows[3]: expected 4, port 5`, `pack.full_only_rows:
+/// expected 4 entries, port 3` and a missing `pack.full_only_rows` are all
+/// `pack.full_only_rows`); a session step's difference keys as the same
+/// difference of a single case (`session step 2: graph_bounds.image[1]: ...`
+/// is `graph_bounds.image`). `ok` and `error` keep their two classes as the
+/// kind (`error (expected overflow, port invalid_layout)`): each pair is a
+/// fault of its own. Any other text (a crash, a hang, an unreadable answer)
+/// is its own signature with its numbers folded to `#`, at most 100
+/// characters, cut at a word (cut_at_word). Failures of one signature are
+/// one group: one fault, shrunk and printed once.
 std::string failure_signature(const std::string& diff);
+
+/// The kind of a difference at a field: `value`, `length`, `missing`, or for
+/// `ok` and `error` the two classes; "" when it names no field. A session
+/// step's prefix is skipped.
+std::string difference_kind(const std::string& diff);
+
+/// `s` when it has at most `max` bytes; else cut at the last word boundary
+/// that leaves room for "...", and "..." appended. Never inside a word (nor a
+/// UTF-8 character): a text that is one word longer than `max` stays whole.
+std::string cut_at_word(const std::string& s, std::size_t max);
 
 /// The label of a case: its real category, "valid" or "<class>/<fault>"
 /// (the fault left out where the case names none). A case that names no
