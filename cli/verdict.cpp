@@ -53,6 +53,9 @@ CaseFile read_case_file(const std::string& path) {
   const json j = sp::parse_json(text.str(), path);
   if (!j.is_object()) throw std::runtime_error(path + ": expected a JSON object");
   CaseFile f;
+  // A saved case may write its layout's lists as runs; all of them together
+  // expand to at most the values a plain case file could hold.
+  std::size_t runs_budget = sp::kMaxJsonValues;
   const auto id_of = [&](const json& o) {
     if (!o.contains("id")) return std::filesystem::path(path).stem().string();
     if (!o["id"].is_string()) throw std::runtime_error(path + ": id: expected a string, got " + o["id"].dump());
@@ -63,11 +66,11 @@ CaseFile read_case_file(const std::string& path) {
       f.id = id_of(j);
       if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty())
         throw std::runtime_error("cases: expected a non-empty array of cases");
-      for (const auto& step : j["cases"]) f.steps.push_back(sp::case_from_json_value(step));
+      for (const auto& step : j["cases"]) f.steps.push_back(sp::case_from_json_value(step, &runs_budget));
       f.c = f.steps.front();
     } else {
       f.id = id_of(j);
-      f.c = sp::case_from_json_value(j);
+      f.c = sp::case_from_json_value(j, &runs_budget);
     }
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());

@@ -4,6 +4,8 @@
 // is in runner.cpp, grouping in groups.cpp, shrinking in shrink.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +13,7 @@
 
 #include "runner_internal.hpp"
 #include "seqpack/conformance/verdict.hpp"
+#include "seqpack/protocol/case_json.hpp"
 
 namespace seqpack::conformance {
 
@@ -140,19 +143,37 @@ void Runner::report_group(const Group& g, std::size_t n, const Failure& f) {
        << "\n  first difference: " << f.diff << "\n"
        << g.explanation;
   if (o_.consequences) out_ << "  " << g.consequence.line << " [" << to_string(g.consequence.severity) << "]\n";
-  out_ << "  minimal " << (f.steps.empty() ? "case" : "session") << ": " << f.minimal_json() << "\n";
-  if (!o_.save_failures.empty()) {
-    const std::string path = o_.save_failures + "/" + f.id + ".json";
+  out_ << g.minimal_line;
+}
+
+std::string Runner::show_minimal(const Failure& f) {
+  const std::string what = f.steps.empty() ? "case" : "session";
+  const std::string text = with_runs(f.minimal_json());
+  const auto save = [&](const std::string& dir) {
+    const std::string path = dir + "/" + f.id + ".json";
     std::ofstream file(path);
-    file << f.minimal_json() << "\n";
+    file << text << "\n";
     file.close();
-    if (file) {
-      out_ << "  saved: " << path << "\n";
-    } else {
-      err_ << "conform: --save-failures: cannot write " << path << "\n";
-      write_failed_ = true;
-    }
+    if (file) return path;
+    err_ << "conform: cannot write " << path << "\n";
+    write_failed_ = true;
+    return std::string();
+  };
+  std::string saved = o_.save_failures.empty() ? "" : save(o_.save_failures);
+  if (text.size() <= kPrintedCaseBytes) {
+    return "  minimal " + what + ": " + text + "\n" + (saved.empty() ? "" : "  saved: " + saved + "\n");
   }
+  if (saved.empty() && !write_failed_) {
+    if (auto_save_dir_.empty()) {
+      std::error_code ec;
+      std::string pattern = (std::filesystem::temp_directory_path(ec) / "seqpack-conform-XXXXXX").string();
+      if (!ec && mkdtemp(pattern.data()) != nullptr) auto_save_dir_ = pattern;
+    }
+    if (!auto_save_dir_.empty()) saved = save(auto_save_dir_);
+  }
+  return "  minimal " + what + ": " + std::to_string(text.size()) + " bytes in the runs encoding, more than " +
+         std::to_string(kPrintedCaseBytes) + " to print; " +
+         (saved.empty() ? std::string("not saved (no writable directory)") : "saved: " + saved) + "\n";
 }
 
 void Runner::progress() {
@@ -302,7 +323,7 @@ void Runner::write_junit(double s) {
       c.failure = "[" + c.type + "] " + c.failure;
       c.detail += g.consequence.line + "\n";
     }
-    c.detail += std::string("minimal ") + (f.steps.empty() ? "case" : "session") + ": " + f.minimal_json() + "\n";
+    c.detail += g.minimal_line.substr(2);
     cases.push_back(c);
   }
   if (!breaker_.empty()) {

@@ -81,9 +81,15 @@ struct Group {
   // not (a hang, a stopped run, or no smaller case failing alike).
   std::optional<Failure> shrunk;
   std::string explanation;
+  // The shrunk case as printed: its runs-encoded JSON when that fits
+  // kPrintedCaseBytes, else the file it was saved to (show_minimal).
+  std::string minimal_line;
   attention::Verdict consequence;  // what the shrunk member's pack does to attention (consequence.hpp)
 };
 
+/// Bytes of a minimal case printed in the log and the JUnit report; a longer
+/// one is saved to a file, and the line names the file.
+constexpr std::size_t kPrintedCaseBytes = 2048;
 /// Member ids a group prints.
 constexpr std::size_t kGroupMembersShown = 5;
 /// What a shrunk case's id adds to its origin's: `s1-287~min`.
@@ -181,6 +187,11 @@ class Runner {
   // Reporting (report.cpp).
   static std::string seconds_text(double s);
   void report_group(const Group& g, std::size_t n, const Failure& f);
+  // Saves the shrunk case in the runs encoding (to --save-failures DIR, or
+  // when it is too long to print, to a directory of its own under the
+  // temporary directory) and returns the line that shows it.
+  std::string show_minimal(const Failure& f);
+  std::string auto_save_dir_;  // made at the first case too long to print
   // A progress line: rewritten in place on a terminal; otherwise, when
   // progress_every_s is set, a whole line that often (overnight logs).
   void progress();

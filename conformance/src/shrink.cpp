@@ -272,6 +272,7 @@ void Runner::shrink_groups() {
     g.explanation = f.steps.empty() ? explain_difference(f.minimal, f.diff, "  ") : "";
     if (o_.consequences) g.consequence = judge_consequence(g, f);
     g.shrunk = f;
+    g.minimal_line = show_minimal(f);
     report_group(g, ++n, f);
   }
 }
@@ -279,8 +280,8 @@ void Runner::shrink_groups() {
 void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
   int budget = o_.shrink_budget;
   if (!f.steps.empty()) {
-    // A session: drop steps while it still fails (the marks carry over, so
-    // the remaining steps keep their order).
+    // A session: first drop steps while it still fails (the marks carry
+    // over, so the remaining steps keep their order).
     for (std::size_t k = 0; k < f.steps.size() && f.steps.size() > 1 && budget-- > 0;) {
       std::vector<sp::Case> fewer = f.steps;
       fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(k));
@@ -293,6 +294,30 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
         f.diff = d;
       } else {
         ++k;
+      }
+    }
+    // Then by rows: each remaining step shrunk as a case is, while the
+    // session still fails alike. A later step keeps its marks (they carry
+    // over from the step before it; only the first step's are the session's).
+    bool progress = true;
+    while (progress && budget > 0) {
+      progress = false;
+      for (std::size_t k = 0; k < f.steps.size() && !progress && budget > 0; ++k) {
+        for (sp::Case candidate : smaller_cases(f.steps[k])) {
+          if (--budget < 0) break;
+          if (k > 0) candidate.marks = f.steps[k].marks;
+          std::vector<sp::Case> smaller = f.steps;
+          smaller[k] = std::move(candidate);
+          bool hung = false;
+          const std::string d = ask_session(smaller, p.id + "-shrunk", &hung);
+          if (hung) return;  // shrinking stops at the first hang
+          if (!d.empty() && failure_signature(d) == sig) {
+            f.steps = std::move(smaller);
+            f.diff = d;
+            progress = true;
+            break;
+          }
+        }
       }
     }
     return;

@@ -13,6 +13,13 @@
 //                               first row dropped, in cases and session steps
 //                               alike (one fault, seen as a value or as a
 //                               length difference of full_only_rows)
+//   wrong_port long_causal N    a causal stream of more than N real rows gets
+//                               its first row wrong, in cases and session
+//                               steps (a fault that only long cases show)
+//   wrong_port session_marks N  a session's last step (of two or more) has
+//                               graph_bounds.image[0] one too high when its
+//                               steps hold more than N samples together (a
+//                               fault only sessions show)
 #include <unistd.h>
 
 #include <cstdlib>
@@ -70,6 +77,32 @@ int main(int argc, char** argv) {
         for (auto& step : r["results"]) drop_first(step);
       } else {
         drop_first(r);
+      }
+      answer = r.dump();
+    }
+    if (mode == "long_causal" || mode == "session_marks") {
+      auto r = nlohmann::json::parse(answer);
+      if (mode == "long_causal") {
+        const auto corrupt = [n](nlohmann::json& result) {
+          if (!result.value("ok", false)) return;
+          long real = 0;
+          for (const auto& row : result["pack"]["causal_rows"]) real += row.get<long>() >= 0 ? 1 : 0;
+          if (real > n) result["pack"]["causal_rows"][0] = -7;
+        };
+        if (r.contains("results") && r["results"].is_array()) {
+          for (auto& step : r["results"]) corrupt(step);
+        } else {
+          corrupt(r);
+        }
+      } else if (r.contains("results") && r["results"].is_array() && r["results"].size() >= 2 && [&] {
+                   long samples = 0;
+                   for (const auto& step : req["cases"])
+                     samples += static_cast<long>(step["layout"]["sample_lens"].size());
+                   return samples > n;
+                 }()) {
+        auto& last = r["results"].back();
+        if (last.value("ok", false))
+          last["graph_bounds"]["image"][0] = last["graph_bounds"]["image"][0].get<long>() + 1;
       }
       answer = r.dump();
     }

@@ -43,8 +43,46 @@ const json& member(const json& j, const char* key, const char* where) {
   return *it;
 }
 
-std::vector<std::int64_t> int_list(const json& j, const char* key, const char* where) {
+// A list written as {"runs":[first,count,step,...]}, checked whole before
+// anything is allocated: triples of int64 integers, counts >= 0 that
+// together stay within `budget` (which they spend), every value within int64.
+std::vector<std::int64_t> expand_list_runs(const json& v, const std::string& field, std::size_t& budget) {
+  const auto it = v.find("runs");
+  if (v.size() != 1 || it == v.end()) bad(field, "expected an array, or an object {\"runs\": [...]}, got an object");
+  const json& r = *it;
+  if (!r.is_array()) bad(field + ".runs", std::string("expected an array, got ") + r.type_name());
+  if (r.size() % 3 != 0) bad(field + ".runs", std::to_string(r.size()) + " numbers, not triples [first, count, step]");
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < r.size(); i += 3) {
+    const std::int64_t first = as_int(r[i], field + ".runs[" + std::to_string(i) + "]");
+    const std::int64_t count = as_int(r[i + 1], field + ".runs[" + std::to_string(i + 1) + "]");
+    const std::int64_t step = as_int(r[i + 2], field + ".runs[" + std::to_string(i + 2) + "]");
+    if (count < 0) bad(field + ".runs[" + std::to_string(i + 1) + "]", "negative count " + std::to_string(count));
+    if (static_cast<std::uint64_t>(count) > budget - total) {
+      bad(field + ".runs[" + std::to_string(i + 1) + "]",
+          "count " + std::to_string(count) + " expands the case file past " + std::to_string(budget) + " more values");
+    }
+    total += static_cast<std::size_t>(count);
+    if (count > 1) {
+      const __int128 last = static_cast<__int128>(first) + static_cast<__int128>(count - 1) * step;
+      if (last > INT64_MAX || last < INT64_MIN)
+        bad(field + ".runs[" + std::to_string(i) + "]", "the triple's values leave int64");
+    }
+  }
+  budget -= total;
+  std::vector<std::int64_t> out;
+  out.reserve(total);
+  for (std::size_t i = 0; i < r.size(); i += 3) {
+    const std::int64_t first = as_int(r[i], field), count = as_int(r[i + 1], field), step = as_int(r[i + 2], field);
+    for (std::int64_t k = 0; k < count; ++k) out.push_back(first + k * step);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> int_list(const json& j, const char* key, const char* where,
+                                   std::size_t* runs_budget = nullptr) {
   const json& v = member(j, key, where);
+  if (runs_budget != nullptr && v.is_object()) return expand_list_runs(v, path(where, key), *runs_budget);
   if (!v.is_array()) bad(path(where, key), std::string("expected an array, got ") + v.type_name());
   std::vector<std::int64_t> out;
   out.reserve(v.size());
@@ -210,15 +248,18 @@ std::string to_json(const Case& c, const std::string& id) {
   return std::move(t.out);
 }
 
-Case case_from_json(const std::string& text) { return case_from_json_value(parse_json(text, "case")); }
+Case case_from_json(const std::string& text) {
+  std::size_t runs_budget = kMaxJsonValues;  // a case file may write its lists as runs
+  return case_from_json_value(parse_json(text, "case"), &runs_budget);
+}
 
-Case case_from_json_value(const json& j) {
+Case case_from_json_value(const json& j, std::size_t* runs_budget) {
   if (!j.is_object()) throw std::runtime_error(std::string("case: expected a JSON object, got ") + j.type_name());
   Case c;
   const json& layout = member(j, "layout", "case");
-  c.layout.sample_lens = int_list(layout, "sample_lens", "layout");
-  c.layout.split_lens = int_list(layout, "split_lens", "layout");
-  c.layout.und_token_indexes = int_list(layout, "und_token_indexes", "layout");
+  c.layout.sample_lens = int_list(layout, "sample_lens", "layout", runs_budget);
+  c.layout.split_lens = int_list(layout, "split_lens", "layout", runs_budget);
+  c.layout.und_token_indexes = int_list(layout, "und_token_indexes", "layout", runs_budget);
   const json& modes = member(layout, "attn_modes", "layout");
   if (!modes.is_array()) bad("layout.attn_modes", std::string("expected an array, got ") + modes.type_name());
   for (std::size_t i = 0; i < modes.size(); ++i) {
@@ -255,6 +296,57 @@ Case case_from_json_value(const json& j) {
   c.expect_error = string_or(j, "expect_error", "case");
   c.fault = string_or(j, "fault", "case");
   return c;
+}
+
+namespace {
+
+// `v` as runs: each triple the longest stretch of one step from where it starts.
+json runs_of(const std::vector<std::int64_t>& v) {
+  json r = json::array();
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t n = 1;
+    std::int64_t step = 0;
+    if (i + 1 < v.size()) {
+      const __int128 d = static_cast<__int128>(v[i + 1]) - v[i];
+      if (d >= INT64_MIN && d <= INT64_MAX) {
+        step = static_cast<std::int64_t>(d);
+        n = 2;
+        while (i + n < v.size() && static_cast<__int128>(v[i + n]) - v[i + n - 1] == d) ++n;
+      }
+    }
+    r.push_back(v[i]);
+    r.push_back(static_cast<std::int64_t>(n));
+    r.push_back(n == 1 ? 0 : step);
+    i += n;
+  }
+  return json{{"runs", r}};
+}
+
+void layout_with_runs(json& c) {
+  if (!c.is_object() || !c.contains("layout") || !c["layout"].is_object()) return;
+  for (const char* key : {"sample_lens", "split_lens", "und_token_indexes"}) {
+    json& list = c["layout"][key];
+    if (!list.is_array() || list.size() < 4) continue;
+    std::vector<std::int64_t> v;
+    for (const json& e : list) {
+      if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<std::uint64_t>() > INT64_MAX)) return;
+      v.push_back(e.get<std::int64_t>());
+    }
+    json runs = runs_of(v);
+    if (runs.dump().size() < list.dump().size()) list = std::move(runs);
+  }
+}
+
+}  // namespace
+
+std::string with_runs(const std::string& line) {
+  json j = json::parse(line);
+  if (j.contains("cases") && j["cases"].is_array()) {
+    for (json& step : j["cases"]) layout_with_runs(step);
+  } else {
+    layout_with_runs(j);
+  }
+  return j.dump();
 }
 
 std::string category(const Case& c) { return c.expect_error.empty() ? "valid" : c.expect_error + "/" + c.fault; }

@@ -20,6 +20,8 @@
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/show.hpp"
 #include "seqpack/protocol/case.hpp"
+#include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/limits.hpp"
 
 namespace {
 
@@ -410,3 +412,120 @@ TEST(Shards, SplitTheCasesDeterministically) {
 }
 
 }  // namespace
+
+// --- readable minimal cases (issue 28) ---------------------------------------
+
+// The runs encoding of a saved case: what with_runs writes reads back as the
+// same case, and malformed or oversized runs are refused by name before
+// anything is allocated. Without a budget (a port's request) runs are refused.
+TEST(Readable, RunsRoundTripAndMalformedRunsAreRefused) {
+  sp::Case c;
+  c.layout.sample_lens = {8190, 2};
+  c.layout.split_lens = {8190, 2};
+  c.layout.attn_modes = {"causal", "full"};
+  sp::list_und_tokens(c);
+  c.rows = 8192;
+  const std::string plain = sp::to_json(c, "long"), runs = sp::with_runs(plain);
+  EXPECT_GT(plain.size(), 40000u);
+  EXPECT_LT(runs.size(), 600u) << runs;
+  EXPECT_NE(runs.find(R"("und_token_indexes":{"runs":[0,8190,1]})"), std::string::npos) << runs;
+  std::size_t budget = sp::kMaxJsonValues;
+  const sp::Case back = sp::case_from_json_value(json::parse(runs), &budget);
+  EXPECT_EQ(sp::to_json(back, "long"), plain);
+  EXPECT_EQ(budget, sp::kMaxJsonValues - 8190);  // only runs spend it
+  // A port's request (no budget) never carries runs.
+  EXPECT_THROW(sp::case_from_json_value(json::parse(runs)), std::runtime_error);
+  const auto refusal = [&](const std::string& runs_text) {
+    json j = json::parse(plain);
+    j["layout"]["und_token_indexes"] = json::parse(runs_text);
+    std::size_t b = 1000;
+    try {
+      sp::case_from_json_value(j, &b);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal(R"({"runs":[0,1]})").find("layout.und_token_indexes.runs: 2 numbers, not triples"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"runs":[0,-1,1]})").find("layout.und_token_indexes.runs[1]: negative count -1"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"runs":[0,1001,1]})").find("count 1001 expands the case file past 1000"), std::string::npos);
+  EXPECT_NE(refusal(R"({"runs":[0,600,1,0,600,1]})").find("runs[4]: count 600 expands"), std::string::npos);
+  EXPECT_NE(refusal(R"({"runs":[9223372036854775807,2,1]})").find("leave int64"), std::string::npos);
+  EXPECT_NE(refusal(R"({"runs":[0,1,1.5]})").find("runs[2]: expected an integer"), std::string::npos);
+  EXPECT_NE(refusal(R"({"runs":[0,1,1],"x":1})").find("layout.und_token_indexes: expected an array"),
+            std::string::npos);
+}
+
+// A fault only long cases show: the minimal case keeps thousands of causal
+// rows, printed as a few runs within 2 KB; its saved file replays.
+TEST(Readable, ALongMinimalCaseIsPrintedInRunsWithin2KB) {
+  const std::string save = temp_dir("long_causal");
+  const RunResult r =
+      conform(kWrong + " long_causal 3000", 100, [&](sc::ConformOptions& o) { o.save_failures = save; });
+  EXPECT_EQ(r.rc, 1) << r.out;
+  const auto at = r.out.find("  minimal case: {");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at + 16, r.out.find('\n', at) - at - 16);
+  EXPECT_LE(line.size(), 2048u) << line;
+  EXPECT_NE(line.find("{\"runs\":["), std::string::npos) << line;
+  std::size_t budget = sp::kMaxJsonValues;
+  const sp::Case c = sp::case_from_json_value(json::parse(line), &budget);
+  EXPECT_GT(c.layout.und_token_indexes.size(), 3000u) << line;
+  std::size_t saved = 0;
+  for (const auto& f : std::filesystem::directory_iterator(save)) {
+    std::ifstream in(f.path());
+    std::string text;
+    std::getline(in, text);
+    EXPECT_EQ(text, line);
+    ++saved;
+  }
+  EXPECT_EQ(saved, 1u);
+  std::filesystem::remove_all(save);
+}
+
+std::int64_t session_rows(const json& session) {
+  std::int64_t rows = 0;
+  for (const auto& step : session["cases"]) rows += step["rows"].get<std::int64_t>();
+  return rows;
+}
+
+// A fault only sessions show: the minimal session is shrunk by steps and
+// then by rows (each step as a case is), to a few rows in two steps.
+TEST(Readable, SessionsShrinkByStepsAndRows) {
+  const std::string dir = temp_dir("session_marks");
+  const RunResult r =
+      conform(kWrong + " session_marks 0", 50, [&](sc::ConformOptions& o) { o.report = dir + "/report.json"; });
+  EXPECT_EQ(r.rc, 1) << r.out;
+  std::ifstream in(dir + "/report.json");
+  const json rep = json::parse(in);
+  ASSERT_EQ(rep["groups"].size(), 1u) << r.out;
+  const json& session = rep["groups"][0]["session"];
+  EXPECT_EQ(session["cases"].size(), 2u) << session.dump();
+  EXPECT_LE(session_rows(session), 16) << session.dump();
+  EXPECT_NE(r.out.find("  minimal session: {"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Unshrunk (--shrink-budget 0), the smallest session that fails (one of more
+// than 20 samples) is too long to print: the line names the file it was
+// saved to, and the file holds it.
+TEST(Readable, AMinimalCaseTooLongToPrintNamesItsFile) {
+  const RunResult r = conform(kWrong + " session_marks 20", 400, [&](sc::ConformOptions& o) { o.shrink_budget = 0; });
+  EXPECT_EQ(r.rc, 1) << r.out;
+  const auto at = r.out.find("  minimal session: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_LE(line.size(), 300u) << line;
+  const auto saved = line.find("more than 2048 to print; saved: ");
+  ASSERT_NE(saved, std::string::npos) << line;
+  const std::string path = line.substr(saved + 32);
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_GT(text.size(), 2048u);
+  EXPECT_EQ(std::to_string(text.size()) + " bytes", line.substr(19, line.find(" bytes") - 19) + " bytes") << line;
+  EXPECT_EQ(json::parse(text)["type"], "session");
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}

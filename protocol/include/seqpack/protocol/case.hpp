@@ -44,6 +44,8 @@ std::string to_json(const Case& c, const std::string& id = "case");
 /// Parses what to_json writes (and any PROTOCOL.md case line), strictly:
 /// integers must be JSON integers that fit int64, booleans booleans, strings
 /// strings. Throws std::runtime_error naming the field on malformed input.
+/// A case file: the layout's lists may be runs (case_json.hpp, with_runs),
+/// at most kMaxJsonValues values together.
 Case case_from_json(const std::string& text);
 
 }  // namespace seqpack::protocol
