@@ -2,6 +2,8 @@
 // restated with the property suite's arithmetic (properties/spec.hpp), so
 // that a port author sees which rule gave the expected value.
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <sstream>
 
 #include "seqpack/conformance/verdict.hpp"
@@ -26,15 +28,85 @@ bool is_shape_field(const std::string& path, const std::string& kind) {
   return false;
 }
 
+// A row's name in a view (PROTOCOL.md, "Views" and "Foreign rows"), read:
+// padding, a packed row, or row k of a foreign source and the call it feeds.
+std::string row_name(std::int64_t v) {
+  constexpr std::int64_t kSource = std::int64_t{1} << 26;
+  if (v == -1) return "padding";
+  if (v >= 0 && v < kSource) return "packed row " + std::to_string(v);
+  if (v < 0 || v >= 8 * kSource) return "no row (not a name the protocol gives)";
+  static const char* const kWho[] = {"",
+                                     "set_und_seq's input",
+                                     "set_gen_seq's input",
+                                     "set_all_seq's input",
+                                     "from_all_seq's input",
+                                     "the causal / und input of from_mode_splits and from_und_gen_splits",
+                                     "the full / gen input of from_mode_splits and from_und_gen_splits",
+                                     "from_all_seq's input on a CP shard"};
+  return "row " + std::to_string(v % kSource) + " of " + kWho[v / kSource] + " (source " + std::to_string(v / kSource) +
+         ")";
+}
+
+// Reads "expected A, port B" of two integers; false for any other text.
+bool two_values(const std::string& rest, std::int64_t* want, std::int64_t* got) {
+  std::int64_t a = 0, b = 0;
+  char tail = 0;
+  if (std::sscanf(rest.c_str(), "expected %" SCNd64 ", port %" SCNd64 "%c", &a, &b, &tail) != 2) return false;
+  *want = a;
+  *got = b;
+  return true;
+}
+
+// For a row of a view that calls setters or derives packs: which call wrote
+// the expected row and which one the port's, and what the view did in order.
+std::string explain_rows(const std::string& path, const std::string& rest, const std::string& indent) {
+  if (path.rfind("views.", 0) != 0 || path.find("rows[") == std::string::npos) return "";
+  std::int64_t want = 0, got = 0;
+  if (!two_values(rest, &want, &got)) return "";
+  std::ostringstream out;
+  out << indent << "the rows by name (PROTOCOL.md \"Views\", \"Foreign rows\"):\n"
+      << indent << "  written, and read by the reference: " << want << " = " << row_name(want) << "\n"
+      << indent << "  read from the port: " << got << " = " << row_name(got) << "\n";
+  if (path.rfind("views.setters.after_set_und_gen.", 0) == 0) {
+    out << indent << "  the calls: set_und_seq (source 1), then set_gen_seq (source 2), then this summary\n";
+  } else if (path.rfind("views.setters.after_set_all.", 0) == 0) {
+    out << indent
+        << "  the calls: set_und_seq (source 1), set_gen_seq (source 2), then set_all_seq (source 3), then this "
+           "summary: set_all_seq writes the real rows, padding rows keep sources 1 and 2\n";
+  }
+  return out.str();
+}
+
+// Each rank's contiguous shard of a padded stream of `length` rows whose
+// first `real` rows are real (NOTES.md section 8).
+void explain_shards(std::ostream& out, const std::string& indent, std::int64_t cp, const std::int64_t length[2],
+                    const std::int64_t real[2]) {
+  if (cp < 2 || cp > 64 || length[0] % cp != 0 || length[1] % cp != 0) return;
+  out << indent << "  CP shards, " << cp << " ranks, contiguous slices of each padded stream:\n";
+  for (std::int64_t r = 0; r < cp; ++r) {
+    out << indent << "    rank " << r << ":";
+    for (const int s : {0, 1}) {
+      const std::int64_t per = length[s] / cp, from = r * per, to = from + per;
+      const std::int64_t reals = std::max<std::int64_t>(0, std::min(to, real[s]) - from);
+      out << (s == 0 ? " causal" : "; full") << " rows " << from << " to " << to << " (" << reals << " real, "
+          << per - reals << " padding)";
+    }
+    out << "\n";
+  }
+}
+
 }  // namespace
 
 std::string explain_difference(const Case& c, const std::string& diff, const std::string& indent) {
   std::string path = diff.substr(0, diff.find(": "));
   if (path.rfind("session step ", 0) == 0) return "";  // a session's steps carry marks over: see the case itself
-  if (!is_shape_field(path, difference_kind(diff))) return "";
+  const std::string rows =
+      diff.find(": ") == std::string::npos ? "" : explain_rows(path, diff.substr(diff.find(": ") + 2), indent);
+  const bool cp_view = c.options.cp_world_size > 1 && path.find("cp_") != std::string::npos;
+  if (!is_shape_field(path, difference_kind(diff)) && !cp_view) return rows;
   const auto& L = c.layout;
   const auto& o = c.options;
-  if (o.cp_world_size < 1 || o.causal_seq_alignment < 1 || o.full_seq_alignment < 1) return "";
+  if (o.cp_world_size < 1 || o.causal_seq_alignment < 1 || o.full_seq_alignment < 1) return rows;
   // Real tokens and split counts per stream (the full stream: every mode but causal).
   std::int64_t tokens[2] = {0, 0};
   std::int64_t splits[2] = {0, 0};
@@ -103,7 +175,9 @@ std::string explain_difference(const Case& c, const std::string& diff, const std
     out << indent << "  all_seq_padded and sample_offsets end at causal + full: " << length[0] << " + " << length[1]
         << " = " << length[0] + length[1] << "\n";
   }
-  return out.str();
+  if (length[0] < sp::kPastInt64 && length[1] < sp::kPastInt64)
+    explain_shards(out, indent, o.cp_world_size, length, tokens);
+  return out.str() + rows;
 }
 
 }  // namespace seqpack::conformance

@@ -1,5 +1,5 @@
-// Grouping failures: signatures, case labels and vector families
-// (verdict.hpp), the known-failures entries, and the Runner's record of each
+// Grouping failures: case labels and vector families (verdict.hpp; the
+// signatures are in signature.cpp), the known-failures entries, and the Runner's record of each
 // verdict. The Runner class is declared in runner_internal.hpp; the case loop
 // is in runner.cpp, shrinking in shrink.cpp, reporting (and JUnit XML) in
 // report.cpp.
@@ -19,120 +19,6 @@ namespace seqpack::conformance {
 
 // The runner speaks the protocol's vocabulary (seqpack/protocol/).
 using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
-namespace {
-
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-
-// Digits become '#', so that counts, sizes and seconds do not split a group.
-std::string without_numbers(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (std::isdigit(static_cast<unsigned char>(s[i])) != 0) {
-      out += '#';
-      while (i + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[i + 1])) != 0 || s[i + 1] == '.')) ++i;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-bool word_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '#'; }
-
-// `a.b[3].c[0]` -> `a.b[].c[]`; empty when `s` is not a field path.
-std::string field_path(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char ch = s[i];
-    if (ch == '[') {
-      std::size_t j = i + 1;
-      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0) ++j;
-      if (j == i + 1 || j >= s.size() || s[j] != ']') return "";
-      out += "[]";
-      i = j;
-    } else if (std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_' || ch == '.') {
-      out += ch;
-    } else {
-      return "";
-    }
-  }
-  return out;
-}
-
-bool ends_with(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
-
-}  // namespace
-
-std::string cut_at_word(const std::string& s, std::size_t max) {
-  if (s.size() <= max) return s;
-  const std::string ellipsis = "...";
-  // The last word boundary that leaves room for the ellipsis: the text is
-  // cut between a word and what follows it, never inside a word. UTF-8
-  // continuation bytes are not word characters, but a cut there would split
-  // a character: they are skipped like letters.
-  std::size_t cut = max > ellipsis.size() ? max - ellipsis.size() : 0;
-  while (cut > 0 && (word_char(s[cut]) || (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)) --cut;
-  while (cut > 0 && !word_char(s[cut - 1]) && (static_cast<unsigned char>(s[cut - 1]) & 0x80) == 0) --cut;
-  if (cut == 0) return s;  // one word longer than `max`: whole, not cut
-  return s.substr(0, cut) + ellipsis;
-}
-
-namespace {
-
-struct Parsed {
-  std::string path;  // the field path, indexes dropped; "" when the difference names no field
-  std::string rest;  // what follows "path: "
-  std::string text;  // the difference without a session step's prefix
-};
-
-Parsed parse_difference(const std::string& diff) {
-  Parsed p;
-  p.text = diff;
-  if (starts_with(p.text, "session step ") && p.text.find(": ") != std::string::npos) {
-    p.text = p.text.substr(p.text.find(": ") + 2);
-  }
-  const auto colon = p.text.find(": ");
-  if (colon == std::string::npos) return p;
-  p.path = field_path(p.text.substr(0, colon));
-  p.rest = p.text.substr(colon + 2);
-  return p;
-}
-
-}  // namespace
-
-std::string difference_kind(const std::string& diff) {
-  const Parsed p = parse_difference(diff);
-  if (p.path.empty()) return "";
-  const std::string& rest = p.rest;
-  if (starts_with(rest, "expected ") && ends_with(rest.substr(0, rest.find(", port ")), " entries") &&
-      rest.find(" entries, port ") != std::string::npos) {
-    return "length";
-  }
-  if (rest.find("missing") != std::string::npos) return "missing";
-  if (p.path == "ok" || p.path == "error") {
-    // The classes (a bounded set) are the kind; the port's message is not.
-    std::string kind = rest.substr(0, rest.find(" ("));
-    kind.erase(std::remove(kind.begin(), kind.end(), '"'), kind.end());
-    return cut_at_word(without_numbers(kind), 100);
-  }
-  return "value";
-}
-
-std::string failure_signature(const std::string& diff) {
-  const Parsed p = parse_difference(diff);
-  if (p.path.empty()) return cut_at_word(without_numbers(p.text), 100);
-  // `ok` and `error` keep their classes: each pair of classes is a fault of
-  // its own. Any other field is one root cause, whatever the kind (a wrong
-  // value, a wrong length, a missing member), and an entry of a list is the
-  // list: `pack.full_only_rows[] (value)` and `pack.full_only_rows (length)`
-  // are one group, `pack.full_only_rows`.
-  if (p.path == "ok" || p.path == "error") return p.path + " (" + difference_kind(diff) + ")";
-  std::string path = p.path;
-  while (ends_with(path, "[]")) path.resize(path.size() - 2);
-  return path;
-}
 
 std::string case_label(const Case& c, const std::string& expect) {
   if (!c.expect_error.empty()) return c.fault.empty() ? c.expect_error : c.expect_error + "/" + c.fault;

@@ -20,6 +20,11 @@
 //                               graph_bounds.image[0] one too high when its
 //                               steps hold more than N samples together (a
 //                               fault only sessions show)
+//   wrong_port setter_all       set_all_seq also overwrites the padding rows
+//                               (views.setters.after_set_all: a full padding
+//                               row read as set_all_seq's row, not set_gen_seq's)
+//   wrong_port cp_swap          the cp_shards view lists ranks 0 and 1's causal
+//                               rows the other way round
 #include <unistd.h>
 
 #include <cstdlib>
@@ -103,6 +108,21 @@ int main(int argc, char** argv) {
         auto& last = r["results"].back();
         if (last.value("ok", false))
           last["graph_bounds"]["image"][0] = last["graph_bounds"]["image"][0].get<long>() + 1;
+      }
+      answer = r.dump();
+    }
+    if (mode == "setter_all" || mode == "cp_swap") {
+      auto r = nlohmann::json::parse(answer);
+      auto* views = r.value("ok", false) && r.contains("views") ? &r["views"] : nullptr;
+      if (views != nullptr && mode == "setter_all" && views->contains("setters")) {
+        for (auto& v : (*views)["setters"]["after_set_all"]["full_only_rows"]) {
+          const long name = v.get<long>();
+          if ((name >> 26) == 2) v = (3L << 26) + (name & ((1L << 26) - 1));
+        }
+      }
+      if (views != nullptr && mode == "cp_swap" && views->contains("cp_shards") && (*views)["cp_shards"].size() >= 2 &&
+          (*views)["cp_shards"][0].contains("causal_rows")) {
+        std::swap((*views)["cp_shards"][0]["causal_rows"], (*views)["cp_shards"][1]["causal_rows"]);
       }
       answer = r.dump();
     }

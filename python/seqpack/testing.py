@@ -122,8 +122,11 @@ def assert_conforms(mod, case, case_id="case", views=None):
     diff, expected, actual = _exchange(mod, case, case_id, views)
     if diff:
         severity, consequence = _core.consequence(case, expected, actual)
-        raise ConformanceFailure("FAIL %s [%s]\n  first difference: %s\n  %s [%s]\n  minimal case: %s"
-                                 % (case_id, case.category, diff, consequence, severity, case.to_json(case_id)),
+        # The runner's derivation block, when it has one for this difference.
+        explanation = _core.explain(case, diff)
+        raise ConformanceFailure("FAIL %s [%s]\n  first difference: %s\n%s  %s [%s]\n  minimal case: %s"
+                                 % (case_id, case.category, diff, explanation, consequence, severity,
+                                    case.to_json(case_id)),
                                  diff, case, severity, consequence)
 
 

@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "seqpack/conformance/verdict.hpp"
 #include "seqpack/protocol/case.hpp"
 #include "seqpack/protocol/consequence.hpp"
 #include "seqpack/protocol/protocol.hpp"
@@ -346,6 +347,14 @@ PYBIND11_MODULE(_core, m) {
       py::arg("case"), py::arg("expected"), py::arg("actual"),
       "(severity, line): what the module's pack does to attention against the reference's (seqpack conform's "
       "consequence line)");
+  m.def(
+      "explain",
+      [](const conf::Case& c, const std::string& diff) {
+        return seqpack::conformance::explain_difference(c, diff, "  ");
+      },
+      py::arg("case"), py::arg("diff"),
+      "seqpack conform's derivation block for a first difference (how the reference derives a differing length, "
+      "offset or mark; CP shards; rows by name), or \"\"");
   m.def("oracle_views", &conf::oracle_views);
   m.def("handle_line", &conf::handle_line, py::arg("line"));
 }

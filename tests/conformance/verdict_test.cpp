@@ -529,3 +529,39 @@ TEST(Readable, AMinimalCaseTooLongToPrintNamesItsFile) {
   EXPECT_EQ(json::parse(text)["type"], "session");
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
+
+// --- explanations (issue 28) -------------------------------------------------
+
+// A setter fault: the explanation names the call that wrote the expected row
+// and the one whose row the port returned, not only the protocol's numbers.
+TEST(Explain, ASetterDifferenceNamesTheSetters) {
+  const RunResult r = conform(kWrong + " setter_all", 100);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("first difference: views.setters.after_set_all.full_only_rows["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" = row "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("written, and read by the reference: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" of set_gen_seq's input (source 2)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("read from the port: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" of set_all_seq's input (source 3)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the calls: set_und_seq (source 1), set_gen_seq (source 2), then set_all_seq"),
+            std::string::npos)
+      << r.out;
+}
+
+// A CP fault: the explanation shows each rank's shard of both streams.
+TEST(Explain, ACpDifferenceShowsEachRanksShard) {
+  const RunResult r = conform(kWrong + " cp_swap", 100);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("first difference: views.cp_shards[0].causal_rows"), std::string::npos) << r.out;
+  // One line per rank of the minimal case's cp, each with both streams.
+  const auto at = r.out.find("    CP shards, ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const int cp = std::stoi(r.out.substr(at + 15));
+  EXPECT_NE(r.out.find("\"cp_world_size\":" + std::to_string(cp) + ","), std::string::npos) << r.out;
+  for (int rank = 0; rank <= cp; ++rank) {
+    const bool shown = r.out.find("      rank " + std::to_string(rank) + ": causal rows ") != std::string::npos;
+    EXPECT_EQ(shown, rank < cp) << rank << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("      rank 0: causal rows 0 to "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("); full rows 0 to "), std::string::npos) << r.out;
+}

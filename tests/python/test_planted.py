@@ -74,3 +74,25 @@ def test_planted_fault_is_caught_and_shrunk(mutants, known_failures, tmp_path, i
     # The runner's consequence line comes with the in-process failure too (issue 27).
     assert failure.severity in ("metadata-only", "crash-or-refusal", "wrong-output", "silent-wrong-gradient"), failure
     assert failure.consequence.startswith("consequence: ") and failure.consequence in str(failure), failure
+
+
+def test_in_process_failure_carries_the_derivation_block(mutants, tmp_path):
+    """Issue 28: an in-process failure of a length or offset words the
+    reference's derivation as `seqpack conform` does, between the first
+    difference and the consequence line."""
+    import seqpack
+    path = tmp_path / "pad_segment_two_rows.py"
+    path.write_text(mutants["_append_pad_segment:const:1"], encoding="utf-8")
+    module = load_module(str(path))
+    case = seqpack.Case.from_json('{"layout":{"sample_lens":[3],"split_lens":[1,2],"attn_modes":["causal","full"],'
+                                  '"und_token_indexes":[0]},"rows":3,"graph_bounds":{"image":[0,0],"video":[0,0]},'
+                                  '"options":{"cp_world_size":1,"causal_seq_alignment":1,"full_seq_alignment":1,'
+                                  '"pad_for_cuda_graphs":false,"is_image_batch":true,'
+                                  '"pad_segment_only_when_padded":false}}')
+    with pytest.raises(ConformanceFailure) as info:
+        assert_conforms(module, case, case_id="d1")
+    text = str(info.value)
+    assert "offsets" in info.value.diff, text
+    assert "\n  how the reference derives the streams (NOTES.md sections 3 and 4):\n" in text, text
+    assert "    pad segment: yes (1 causal and 1 full splits pair)\n" in text, text
+    assert text.index("first difference") < text.index("how the reference derives") < text.index("consequence: "), text
