@@ -1,4 +1,5 @@
-// The seqpack command line: check (the main job), oracle, conform, vectors.
+// The seqpack command line: check (the main job), oracle, conform, replay,
+// report, vectors, paths.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
-  const char* const subcommands[] = {"check", "oracle", "conform", "replay", "report", "vectors"};
+  const char* const subcommands[] = {"check", "oracle", "conform", "replay", "report", "vectors", "paths"};
 
   seqpack::cli::CheckOptions check_options;
   CLI::App* check =
@@ -153,12 +154,18 @@ int main(int argc, char** argv) {
   CLI::App* vectors = app.add_subcommand("vectors", "Regenerate the golden vectors");
   vectors->add_option("--out", vectors_out, "Output file (JSON Lines)")->required();
 
+  std::string paths_name;
+  CLI::App* paths = app.add_subcommand(
+      "paths", "Print where this build finds the golden vectors and the original module (absolute paths)");
+  paths->add_option("name", paths_name, "Print this one's path alone: vectors or original (exit 1 if absent)")
+      ->check(CLI::IsMember({"vectors", "original"}));
+
   // An unknown first word is named (CLI11 would only ask for a subcommand).
   if (argc > 1 && argv[1][0] != '-' && std::find_if(std::begin(subcommands), std::end(subcommands), [&](const char* s) {
                                          return std::string(argv[1]) == s;
                                        }) == std::end(subcommands)) {
     std::cerr << "seqpack: unknown subcommand \"" << sp::printable(argv[1], 60)
-              << "\" (expected check, oracle, conform, replay, report or vectors; see --help)\n";
+              << "\" (expected check, oracle, conform, replay, report, vectors or paths; see --help)\n";
     return 2;
   }
   try {
@@ -197,6 +204,8 @@ int main(int argc, char** argv) {
     }
     return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, std::cout, std::cerr);
   }
+  if (paths->parsed())
+    return seqpack::cli::run_paths(seqpack::cli::find_paths(self_path()), paths_name, std::cout, std::cerr);
   if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);
   if (conform->parsed()) {
     if (const std::string bad = parse_seed(conform_seed, &co.seed); !bad.empty()) {

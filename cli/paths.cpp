@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace seqpack::cli {
 namespace {
@@ -41,7 +43,7 @@ Paths find_paths(const std::string& self) {
   const fs::path dir = fs::path(self).parent_path();
   std::ifstream listed(dir / "seqpack.paths");
   if (listed) {
-    // Lines "vectors DIR" and "port FILE", written by cli/CMakeLists.txt.
+    // Lines "vectors DIR", "original FILE" and "port FILE", written by cli/CMakeLists.txt.
     paths.source = (dir / "seqpack.paths").string();
     std::string line;
     while (std::getline(listed, line)) {
@@ -50,6 +52,7 @@ Paths find_paths(const std::string& self) {
       words >> key;
       std::getline(words >> std::ws, value);
       if (key == "vectors") paths.vectors_dir = value;
+      if (key == "original") paths.original = value;
       if (key == "port") {
         const char* name = name_of(fs::path(value).filename().string());
         paths.ports.push_back({name != nullptr ? std::string(name) : value, shell_quoted(value)});
@@ -66,6 +69,28 @@ Paths find_paths(const std::string& self) {
     if (access(port.c_str(), X_OK) == 0) paths.ports.push_back({k.name, shell_quoted(port.string())});
   }
   return paths;
+}
+
+int run_paths(const Paths& paths, const std::string& name, std::ostream& out, std::ostream& err) {
+  // As for the tests (README, SEQPACK_ORIGINAL): the environment wins.
+  const char* env = std::getenv("SEQPACK_ORIGINAL");
+  const std::string original = env != nullptr && *env != '\0' ? std::string(env) : paths.original;
+  const std::pair<const char*, std::string> known[] = {{"vectors", paths.vectors_dir}, {"original", original}};
+  int rc = 0;
+  for (const auto& [key, value] : known) {
+    if (!name.empty() && name != key) continue;
+    std::error_code ec;
+    if (value.empty() || !fs::exists(value, ec)) {
+      err << "paths: " << key << ": " << (value.empty() ? "not known to " + paths.source : value + " is absent")
+          << (std::string(key) == "original" ? " (set SEQPACK_ORIGINAL, or configure with -DSEQPACK_ORIGINAL=FILE)"
+                                             : "")
+          << "\n";
+      rc = 1;
+      continue;
+    }
+    out << (name.empty() ? std::string(key) + " " : std::string()) << value << "\n";
+  }
+  return rc;
 }
 
 }  // namespace seqpack::cli

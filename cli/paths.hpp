@@ -2,6 +2,7 @@
 // executable, so that a build tree and an install prefix both work.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct Port {
 struct Paths {
   std::string vectors_dir;  ///< the golden vectors; empty when none were found
   std::vector<Port> ports;  ///< the ports this build or install has, besides the oracle
+  std::string original;     ///< the original module (CMake's SEQPACK_ORIGINAL); empty in an install
   std::string source;       ///< where the paths came from, for messages
 };
 
@@ -26,5 +28,10 @@ std::string shell_quoted(const std::string& word);
 /// executable's directory at the relative paths of the install layout
 /// (libexec/seqpack, share/seqpack/vectors).
 Paths find_paths(const std::string& self);
+
+/// `seqpack paths [NAME]`: every known path as "NAME PATH" lines, or NAME's
+/// path alone; SEQPACK_ORIGINAL in the environment wins over the build's.
+/// 1 (saying why on `err`) when NAME's path is unknown or names no file.
+int run_paths(const Paths& paths, const std::string& name, std::ostream& out, std::ostream& err);
 
 }  // namespace seqpack::cli

@@ -32,13 +32,13 @@ def test_the_guide_runs_as_written(original_path, tmp_path):
     assert set(files) == {"conftest.py", "test_my_port.py"}, sorted(files)
     for name, body in files.items():
         (tmp_path / name).write_text(body, encoding="utf-8")
-    commands = [b.strip() for b in blocks(part, "sh") if b.strip().startswith("python3 -m pytest")]
+    commands = [b.strip() for b in blocks(part, "sh") if b.strip().startswith("/usr/bin/python3 -m pytest")]
     assert len(commands) == 1, commands
     env = dict(os.environ, SEQPACK_MODULE=original_path, SEQPACK_EXAMPLES="8",
                PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                                           if p))
-    # python3 is the interpreter the package is built for (the one running this test).
-    command = commands[0].replace("python3 ", sys.executable + " ", 1)
+    # /usr/bin/python3 is the interpreter the package is built for (the one running this test).
+    command = commands[0].replace("/usr/bin/python3 ", sys.executable + " ", 1)
     run = subprocess.run(["sh", "-c", command + " -rA"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=240)
     out = run.stdout + run.stderr
