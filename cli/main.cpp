@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -123,6 +124,16 @@ int main(int argc, char** argv) {
   conform->add_flag(
       "--no-consequences", no_consequences,
       "Do not run each failure group's packs through the attention emulator (no consequence or severity)");
+  co.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
+  conform
+      ->add_option("--jobs", co.jobs,
+                   "Port processes answering together, each a share of every batch (the verdict is the same at "
+                   "any count)")
+      ->capture_default_str();
+  conform
+      ->add_option("--require-feature", co.require_features,
+                   "A feature the port must declare (option:NAME, view:NAME); one it does not is a failure")
+      ->allow_extra_args(false);
   conform->add_option("--max-failures", co.max_failures,
                       "Stop after this many distinct failure groups (0: run every case)");
   bool fail_fast = false;

@@ -133,7 +133,10 @@ void Runner::record(Pending& p, const std::string& diff, bool hung) {
     ++vectors_;  // counted when run: a run the circuit breaker stops runs fewer
     ++families_[vector_family(p.id)].first;
   }
-  if (diff.empty()) return;
+  if (diff.empty()) {
+    count_features(p, false);
+    return;
+  }
   bool known = false;
   for (const auto& entry : known_) {
     if (entry_covers(entry, keys, diff)) {
@@ -142,6 +145,7 @@ void Runner::record(Pending& p, const std::string& diff, bool hung) {
       known_hits_[entry]++;
     }
   }
+  count_features(p, !known);
   if (known) {
     ++known_failures_;
     return;

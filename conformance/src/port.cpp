@@ -118,6 +118,26 @@ Hello parse_hello(const std::string& line, const std::string& fallback_name, boo
       h.views.push_back((*views)[i].get<std::string>());
     }
   }
+  const auto options = j.find("options");
+  if (options != j.end()) {
+    if (!options->is_array()) throw InputError("the port's hello: field options: expected an array of option names");
+    h.options.emplace();
+    for (std::size_t i = 0; i < options->size(); ++i) {
+      const nlohmann::json& o = (*options)[i];
+      const auto known = [&] {
+        for (const char* name : kCaseOptions) {
+          if (o == name) return true;
+        }
+        return false;
+      };
+      if (!o.is_string() || !known()) {
+        throw InputError("the port's hello: field options[" + std::to_string(i) + "]: " + printable(o.dump(), 80) +
+                         " is not an option of a case (cp_world_size, causal_seq_alignment, full_seq_alignment, "
+                         "pad_for_cuda_graphs, is_image_batch, pad_segment_only_when_padded)");
+      }
+      h.options->push_back(o.get<std::string>());
+    }
+  }
   const auto encoding = string_field("encoding", false);
   h.encoding = offered && encoding == "runs" ? Encoding::runs : Encoding::plain;
   return h;
@@ -201,6 +221,7 @@ bool Port::start(std::string* why) {
     Hello hello = parse_hello(answers[0], command_, offer_runs_);
     name_ = std::move(hello.name);
     views_ = std::move(hello.views);
+    options_ = std::move(hello.options);
     encoding_ = hello.encoding;
   } catch (const std::exception& e) {
     *why = e.what();

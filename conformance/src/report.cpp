@@ -225,6 +225,7 @@ int Runner::summary() {
     }
   }
   if (!breaker_.empty()) out_ << "verdict: " << breaker_ << "; the run stopped\n";
+  const bool required_checked = report_features();
   out_ << "conform: " << ran_ << " cases (" << vectors_ << " vectors) in " << s << " s, "
        << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected_ << " unexpected failures in "
        << groups_.size() << " groups, " << known_failures_ << " known failures, " << now_passing.size()
@@ -252,7 +253,15 @@ int Runner::summary() {
               {"now_passing", now_passing},
               {"crashes_or_hangs", crashes_},
               {"case_mix", mix_},
+              {"features", json::object()},
+              {"not_checked_options", undeclared_options_},
+              {"skipped", skipped_},
+              {"run_without", projected_},
+              {"required_features_checked", required_checked},
               {"groups", json::array()}};
+    for (const auto& [feature, counts] : features_) {
+      r["features"][feature] = {{"checked", counts.first}, {"failing", counts.second}};
+    }
     if (o_.consequences) {
       json by_severity = json::object();
       for (const auto& [sig, g] : groups_) {
@@ -291,7 +300,7 @@ int Runner::summary() {
   }
   if (!o_.junit.empty()) write_junit(s);
   if (write_failed_) return 2;
-  return unexpected_ == 0 && now_passing.empty() && breaker_.empty() ? 0 : 1;
+  return unexpected_ == 0 && now_passing.empty() && breaker_.empty() && required_checked ? 0 : 1;
 }
 
 void Runner::write_junit(double s) {

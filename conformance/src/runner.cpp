@@ -52,7 +52,27 @@ int Runner::run() {
     err_ << "conform: cannot start the port '" << o_.port << "': " << why << "\n";
     return 2;
   }
+  for (int k = 1; k < o_.jobs; ++k) {
+    more_ports_.push_back(std::make_unique<Port>(o_.port, o_.timeout_s, o_.offer_runs));
+    if (!more_ports_.back()->start(&why)) {
+      err_ << "conform: cannot start port " << k + 1 << " of --jobs " << o_.jobs << " '" << o_.port << "': " << why
+           << "\n";
+      return 2;
+    }
+    if (more_ports_.back()->views() != port_.views() || more_ports_.back()->options() != port_.options() ||
+        more_ports_.back()->encoding() != port_.encoding()) {
+      err_ << "conform: port " << k + 1 << " of --jobs " << o_.jobs
+           << " said another hello than the first (views, options or encoding): one command, one port\n";
+      return 2;
+    }
+  }
   port_views_ = port_.views();
+  if (port_.options()) {
+    for (const char* name : kCaseOptions) {
+      const auto& declared = *port_.options();
+      if (std::find(declared.begin(), declared.end(), name) == declared.end()) undeclared_options_.push_back(name);
+    }
+  }
   port_encoding_ = port_.encoding();
   start_ = Clock::now();
   if (!o_.vectors_dir.empty()) {
@@ -70,7 +90,18 @@ int Runner::run() {
       if (stop_) break;
       if (!v.steps.empty() && !sessions) continue;  // a session vector, for ports that declare sessions
       if (!in_shard(++index)) continue;
-      batch.push_back({v.id, v.c, v.expect, true, v.steps});
+      Pending p{v.id, v.c, v.expect, true, v.steps};
+      if (!in_scope(p)) continue;
+      batch.push_back(std::move(p));
+      if (batch.size() >= batch_size_) run_batch(batch);
+    }
+    // The bucket edges by rule, with the vectors (their results computed now).
+    for (auto& [id, c] : rule_cases()) {
+      if (stop_) break;
+      if (!in_shard(++index)) continue;
+      Pending p{id, std::move(c), "", true, {}};
+      if (!in_scope(p)) continue;
+      batch.push_back(std::move(p));
       if (batch.size() >= batch_size_) run_batch(batch);
     }
     run_batch(batch);
@@ -90,12 +121,14 @@ int Runner::run() {
       const std::uint64_t seed = o_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i);
       const std::string id =
           std::string(profile == sp::Profile::packer ? "p" : "s") + std::to_string(o_.seed) + "-" + std::to_string(i);
+      Pending p;
       if (sessions && i % kSessionEvery == kSessionEvery - 1) {
-        batch.push_back({id, {}, "", false, session_steps(gen_valid, seed)});
+        p = {id, {}, "", false, session_steps(gen_valid, seed)};
       } else {
-        sp::Case c = gen(rc::Random(seed), 100).value();
-        batch.push_back({id, c, "", false, {}});  // expected result computed while the port works
+        p = {id, gen(rc::Random(seed), 100).value(), "", false, {}};  // expected result computed while the port works
       }
+      if (!in_scope(p)) continue;
+      batch.push_back(std::move(p));
       if (batch.size() >= batch_size_) run_batch(batch);
     }
     run_batch(batch);
@@ -178,8 +211,29 @@ void Runner::run_batch(std::vector<Pending>& batch) {
   }
   std::vector<std::string> ids;
   for (const Pending& p : in_flight_) ids.push_back(p.id);
-  io_ = std::async(std::launch::async,
-                   [this, lines = std::move(lines), ids = std::move(ids)] { return exchange_all(lines, ids); });
+  io_ = std::async(std::launch::async, [this, lines = std::move(lines), ids = std::move(ids)] {
+    const std::size_t jobs = 1 + more_ports_.size();
+    io_logs_.assign(jobs, IoLog{});
+    if (jobs == 1) return exchange_all(port_, lines, ids, io_logs_[0]);
+    // Case k to port k % jobs; the answers back in the batch's order.
+    std::vector<std::vector<std::string>> part_lines(jobs), part_ids(jobs);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      part_lines[k % jobs].push_back(lines[k]);
+      part_ids[k % jobs].push_back(ids[k]);
+    }
+    std::vector<std::future<std::vector<Outcome>>> parts;
+    for (std::size_t j = 1; j < jobs; ++j) {
+      parts.push_back(std::async(std::launch::async, [this, j, &part_lines, &part_ids] {
+        return exchange_all(*more_ports_[j - 1], part_lines[j], part_ids[j], io_logs_[j]);
+      }));
+    }
+    std::vector<std::vector<Outcome>> answers(jobs);
+    answers[0] = exchange_all(port_, part_lines[0], part_ids[0], io_logs_[0]);
+    for (std::size_t j = 1; j < jobs; ++j) answers[j] = parts[j - 1].get();
+    std::vector<Outcome> outcome(lines.size());
+    for (std::size_t k = 0; k < lines.size(); ++k) outcome[k] = std::move(answers[k % jobs][k / jobs]);
+    return outcome;
+  });
   for (Pending& p : in_flight_) {
     if (!p.expect.empty()) continue;
     p.expect = p.steps.empty() ? result_line(p.c, p.id, p.views, port_encoding_)
@@ -190,8 +244,12 @@ void Runner::run_batch(std::vector<Pending>& batch) {
 void Runner::finish_in_flight() {
   if (!io_.valid()) return;
   const std::vector<Outcome> outcome = io_.get();
-  for (const auto& m : io_messages_) err_ << m;
-  io_messages_.clear();
+  for (const IoLog& log : io_logs_) {
+    crashes_ += log.crashes;
+    for (const auto& m : log.messages) err_ << m;
+    if (breaker_.empty()) breaker_ = log.breaker;  // the first port's (in port order) that tripped
+  }
+  io_logs_.clear();
   for (std::size_t k = 0; k < in_flight_.size(); ++k) {
     if (outcome[k].skipped) continue;
     record(in_flight_[k],
@@ -208,35 +266,37 @@ void Runner::finish_in_flight() {
   progress();
 }
 
-std::vector<Runner::Outcome> Runner::exchange_all(const std::vector<std::string>& lines,
-                                                  const std::vector<std::string>& ids) {
+std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<std::string>& lines,
+                                                  const std::vector<std::string>& ids, IoLog& log) {
   std::vector<Outcome> outcome(lines.size());
   std::size_t done = 0;
-  std::size_t budget = kMaxBatchAnswerBytes;  // what this batch's answers may hold in all
+  // What this batch's answers may hold in all, shared by the --jobs ports:
+  // the bytes held stay within the one limit whatever the count.
+  std::size_t budget = kMaxBatchAnswerBytes / (1 + more_ports_.size());
   while (done < lines.size()) {
     std::string why;
-    auto answers = port_.exchange(
+    auto answers = port.exchange(
         std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done), lines.end()), &why, budget);
     for (std::size_t k = 0; k < answers.size(); ++k) {
       budget -= answers[k].size();
       outcome[done + k] = {true, std::move(answers[k])};
     }
     done += answers.size();
-    if (done < lines.size() && port_.failure() == PortFailure::too_many_bytes) {
+    if (done < lines.size() && port.failure() == PortFailure::too_many_bytes) {
       // The rest of the batch fails unread; the next batch starts afresh.
       for (; done < lines.size(); ++done) outcome[done] = {false, why, true};
       std::string restart_why;
-      if (!port_.start(&restart_why)) {
-        io_messages_.push_back("conform: the port does not restart: " + restart_why + "\n");
+      if (!port.start(&restart_why)) {
+        log.messages.push_back("conform: the port does not restart: " + restart_why + "\n");
       }
       break;
     }
     if (done < lines.size()) {
-      const bool hung = port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long;
+      const bool hung = port.failure() == PortFailure::hung || port.failure() == PortFailure::line_too_long;
       outcome[done++] = {false, why, hung};
-      ++crashes_;
-      if (!restart_and_probe(ids[done - 1] + ": " + why, hung)) {
-        const bool tripped = !breaker_.empty();
+      ++log.crashes;
+      if (!restart_and_probe(port, ids[done - 1] + ": " + why, hung, log)) {
+        const bool tripped = !log.breaker.empty();
         for (; done < lines.size(); ++done) {
           outcome[done] = tripped ? Outcome{false, "", false, true} : Outcome{false, "the port does not restart", true};
         }
@@ -246,11 +306,11 @@ std::vector<Runner::Outcome> Runner::exchange_all(const std::vector<std::string>
   return outcome;
 }
 
-double Runner::probe_timeout_s() const {
-  return std::min(o_.timeout_s, std::max(kProbeFloorS, 4 * port_.fresh_answer_s()));
+double Runner::probe_timeout_s(const Port& port) const {
+  return std::min(o_.timeout_s, std::max(kProbeFloorS, 4 * port.fresh_answer_s()));
 }
 
-bool Runner::restart_and_probe(const std::string& failure, bool hung) {
+bool Runner::restart_and_probe(Port& port, const std::string& failure, bool hung, IoLog& log) {
   // The probe: one causal row, default options (PROTOCOL.md's smallest case).
   sp::Case probe;
   probe.layout.sample_lens = {1};
@@ -263,23 +323,23 @@ bool Runner::restart_and_probe(const std::string& failure, bool hung) {
   int streak = 1, hangs = hung ? 1 : 0;
   for (;;) {
     if (streak >= kBreakerStreak) {
-      port_.stop();
-      breaker_ = std::string("the port ") +
-                 (hangs == streak ? "hangs"
-                  : hangs == 0    ? "crashes"
-                                  : "hangs or crashes") +
-                 " on every case (" + detail + ")";
+      port.stop();
+      log.breaker = std::string("the port ") +
+                    (hangs == streak ? "hangs"
+                     : hangs == 0    ? "crashes"
+                                     : "hangs or crashes") +
+                    " on every case (" + detail + ")";
       return false;
     }
     std::string why;
-    if (!port_.start(&why)) {
-      io_messages_.push_back("conform: the port does not restart: " + why + "\n");
+    if (!port.start(&why)) {
+      log.messages.push_back("conform: the port does not restart: " + why + "\n");
       return false;
     }
-    if (!port_.exchange({line}, &why, SIZE_MAX, probe_timeout_s()).empty()) return true;  // alive
-    ++crashes_;
+    if (!port.exchange({line}, &why, SIZE_MAX, probe_timeout_s(port)).empty()) return true;  // alive
+    ++log.crashes;
     ++streak;
-    if (port_.failure() == PortFailure::hung || port_.failure() == PortFailure::line_too_long) ++hangs;
+    if (port.failure() == PortFailure::hung || port.failure() == PortFailure::line_too_long) ++hangs;
     detail += "; then probe " + std::to_string(streak - 1) + ", a one-row case to the restarted port: " + why;
   }
 }
@@ -295,7 +355,18 @@ std::string check_conform_options(const ConformOptions& o) {
   if (!std::isfinite(o.timeout_s) || o.timeout_s <= 0 || o.timeout_s > 86400) {
     return "--timeout: expected seconds in (0, 86400], got " + std::to_string(o.timeout_s);
   }
+  if (o.jobs < 1 || o.jobs > 64) return "--jobs: expected 1 to 64 port processes, got " + std::to_string(o.jobs);
   if (o.shrink_budget < 0) return "--shrink-budget: expected a count >= 0, got " + std::to_string(o.shrink_budget);
+  for (const std::string& f : o.require_features) {
+    bool known = false;
+    for (const char* name : kCaseOptions) known = known || f == std::string("option:") + name;
+    for (const std::string& v : oracle_views()) known = known || f == "view:" + v;
+    if (!known) {
+      return "--require-feature: " + f +
+             " is not a feature (option:NAME of a case option, or view:NAME of a view "
+             "seqpack oracle declares)";
+    }
+  }
   if (!o.known_failures.empty() &&
       (!fs::is_regular_file(o.known_failures, ec) || access(o.known_failures.c_str(), R_OK) != 0)) {
     return "--known-failures: " + o.known_failures + " is not a readable file";

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -146,6 +147,13 @@ class Runner {
     bool skipped = false;  // not asked: the circuit breaker stopped the run
   };
 
+  // What an I/O thread saw besides the answers: merged into the run on the
+  // main thread (finish_in_flight), so that the threads share nothing.
+  struct IoLog {
+    std::int64_t crashes = 0;
+    std::vector<std::string> messages;
+    std::string breaker;  // the circuit breaker's verdict, "" while it holds
+  };
   // The circuit breaker (PROTOCOL.md, "Limits"): after a case's crash or
   // hang the port is restarted and sent a probe, a one-row case, with a
   // short time limit (probe_timeout_s). An answer, right or wrong, shows the
@@ -156,21 +164,26 @@ class Runner {
   static constexpr double kProbeFloorS = 1.0;
   // At least kProbeFloorS, at most --timeout; 4 times the slowest first
   // answer a fresh port gave so far.
-  double probe_timeout_s() const;
+  double probe_timeout_s(const Port& port) const;
   // On the I/O thread, after the case `id` failed (`hung`, or a crash):
   // restarts the port and probes it. False when the run must stop: the
-  // breaker tripped (breaker_ says why) or the port does not restart.
-  bool restart_and_probe(const std::string& id, bool hung);
-  std::string breaker_;  // the breaker's verdict, "" while it holds (set on the I/O thread)
+  // breaker tripped (log.breaker says why) or the port does not restart.
+  bool restart_and_probe(Port& port, const std::string& id, bool hung, IoLog& log);
+  std::string breaker_;  // the breaker's verdict, "" while it holds (from the I/O threads' logs)
 
   // Pipelining, one batch in flight: the port answers batch k (on an I/O
   // thread) while this thread computes the reference's expected results for k
   // and generates batch k + 1; then batch k is compared and recorded.
   void run_batch(std::vector<Pending>& batch);
   void finish_in_flight();
-  // On the I/O thread: every line's answer; a crash or hang fails that case
-  // and restarts the port.
-  std::vector<Outcome> exchange_all(const std::vector<std::string>& lines, const std::vector<std::string>& ids);
+  // On an I/O thread: every line's answer from `port`; a crash or hang fails
+  // that case and restarts the port.
+  std::vector<Outcome> exchange_all(Port& port, const std::vector<std::string>& lines,
+                                    const std::vector<std::string>& ids, IoLog& log);
+  // --jobs: the ports besides port_, started after it; a batch's case k goes
+  // to port k % jobs (port_ for 0), each port on its own I/O thread.
+  std::vector<std::unique_ptr<Port>> more_ports_;
+  std::vector<IoLog> io_logs_;
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.
@@ -208,6 +221,21 @@ class Runner {
   Clock::time_point start_;
   std::set<std::string> known_, seen_keys_, failed_keys_;
   std::map<std::string, std::int64_t> mix_;
+  // Capability scoping (scope.cpp, PROTOCOL.md "Features"): the options the
+  // port did not declare; per feature, the vectors skipped and the random
+  // cases run without it; per feature checked, its cases and failures.
+  std::vector<std::string> undeclared_options_;
+  std::map<std::string, std::int64_t> skipped_, projected_;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> features_;
+  // False when the case uses an undeclared option and cannot run without it
+  // (a vector, or a planted invalid case); a random valid case (and a
+  // session's steps) instead runs with each undeclared option at its default.
+  bool in_scope(Pending& p);
+  // Counts a case's features as checked (and failing).
+  void count_features(const Pending& p, bool failing);
+  // The feature table and the "not checked" lines; false when a required
+  // feature is not checked.
+  bool report_features();
   std::map<std::string, Group> groups_;
   std::vector<std::string> group_order_;  // signatures in the order first seen
   std::map<std::string, std::int64_t> known_hits_;
@@ -220,7 +248,6 @@ class Runner {
   bool write_failed_ = false;
   std::vector<Pending> in_flight_;
   std::future<std::vector<Outcome>> io_;
-  std::vector<std::string> io_messages_;
   std::vector<std::string> port_views_;  // as declared at the first hello
   protocol::Encoding port_encoding_ = protocol::Encoding::plain;
 };

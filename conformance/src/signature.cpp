@@ -114,12 +114,33 @@ std::string failure_signature(const std::string& diff) {
   const Parsed p = parse_difference(diff);
   if (p.path.empty()) return cut_at_word(without_numbers(p.text), 100);
   // `ok` and `error` keep their classes: each pair of classes is a fault of
-  // its own. Any other field is one root cause, whatever the kind (a wrong
-  // value, a wrong length, a missing member), and an entry of a list is the
-  // list: `pack.full_only_rows[] (value)` and `pack.full_only_rows (length)`
-  // are one group, `pack.full_only_rows`.
-  if (p.path == "ok" || p.path == "error") return p.path + " (" + difference_kind(diff) + ")";
+  // its own, except that a port whose calls raise what it cannot classify
+  // (`unclassified`: an exception of the module itself) has one root cause
+  // whatever the reference expected.
+  if (p.path == "ok" || p.path == "error") {
+    const std::string kind = difference_kind(diff);
+    if (ends_with(kind, "port error unclassified") || ends_with(kind, "port unclassified")) {
+      return "port error unclassified";
+    }
+    return p.path + " (" + kind + ")";
+  }
+  // Any other field is one root cause, whatever the kind (a wrong value, a
+  // wrong length, a missing member), and an entry of a list is the list:
+  // `pack.full_only_rows[3]` and a wrong length of `pack.full_only_rows` are
+  // one group, `pack.full_only_rows`. A view is keyed by the operation it
+  // calls, not the field of its answer: `views.derived.from_all_seq` for
+  // each field of that summary (and for the summary missing), and a view
+  // listing ranks (`views.cp_shards[1].causal_rows`) by the view.
   std::string path = p.path;
+  if (starts_with(path, "views.")) {
+    const auto second = path.find('.', 6);
+    const std::string view = path.substr(0, second);
+    if (second == std::string::npos || ends_with(view, "[]")) {
+      path = view;
+    } else {
+      path = path.substr(0, path.find('.', second + 1));
+    }
+  }
   while (ends_with(path, "[]")) path.resize(path.size() - 2);
   return path;
 }

@@ -81,6 +81,34 @@ std::vector<std::pair<std::string, std::vector<sp::Case>>> sessions() {
 
 }  // namespace
 
+std::vector<std::pair<std::string, sp::Case>> rule_cases() {
+  std::vector<std::pair<std::string, sp::Case>> out;
+  // An alignment of each odd part: the odd part times 2 (an even factor
+  // that the bucket absorbs), 1 itself for odd part 1.
+  const std::int64_t odd_parts[] = {1, 3, 5, 7, 17, 127};
+  int k = 0;
+  for (const std::int64_t edge : {2048, 4096, 8192, 16384}) {
+    for (const std::int64_t d : {-1, 0, 1}) {
+      for (const std::int64_t odd : odd_parts) {
+        for (const std::int64_t cp : {1, 2, 3}) {
+          // The stream at the edge alternates, so that each (edge, odd part)
+          // puts the bucket on both streams across the cps.
+          const bool causal = ++k % 2 == 0;
+          const std::int64_t rows = edge + d;
+          sp::Case c = causal ? make({rows}, {"causal"}, {rows}) : make({rows}, {"full"}, {rows});
+          c.options.pad_for_cuda_graphs = true;
+          c.options.cp_world_size = cp;
+          (causal ? c.options.causal_seq_alignment : c.options.full_seq_alignment) = odd == 1 ? 1 : 2 * odd;
+          out.emplace_back("edge-rule-" + std::to_string(rows) + "-odd" + std::to_string(odd) + "-cp" +
+                               std::to_string(cp) + (causal ? "-causal" : "-full"),
+                           std::move(c));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<Vector> make_vectors() {
   std::vector<std::pair<std::string, sp::Case>> cases;
   const auto add = [&](std::string id, sp::Case c) { cases.emplace_back(std::move(id), std::move(c)); };

@@ -25,14 +25,24 @@ computes what the original computes wherever the API can be called) or
 looks, e.g. a precondition no request can break). Those run at the first seed
 only, to show that they survive; one that is killed does not belong there.
 
+Groups per fault (issue 28): with --groups, every killed mutant (of the
+first seed) also runs the whole default run, not stopped at its first
+failure (shrinking and consequences off: they do not change the groups), and
+the script reports how many failure groups each planted fault gave: the
+distribution, its median and maximum (target: median 1, max 2), in its
+output, mutation.md and mutation.json. --sample N scores every k-th mutant
+only (N of them, in source order), for a quick figure.
+
 Exit 0 when every unlisted mutant is killed at every seed, every listed one
 survives, and every listed id names a mutant; else 1.
 Results: DIR/mutation.md (the table) and DIR/mutation.json.
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -107,6 +117,22 @@ def conform(seqpack, module, seed, vectors, known, extra, timeout):
     return "killed", " / ".join(tail)[:300], seconds
 
 
+GROUPS = re.compile(r"unexpected failures in (\d+) groups")
+
+
+def count_groups(seqpack, module, seed, vectors, known, extra, timeout):
+    """The failure groups of one whole default run (None if it gave no summary)."""
+    port = "%s %s %s" % (PYTHON, shlex.quote(os.path.join(HERE, "seqpack_port.py")), shlex.quote(module))
+    cmd = [seqpack, "conform", "--port", port, "--seed", str(seed), "--vectors", vectors, "--known-failures", known,
+           "--shrink-budget", "0", "--no-consequences"] + extra
+    try:
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    found = GROUPS.findall(out)
+    return int(found[-1]) if found else None
+
+
 def record(results, by_vector, ident, seed, outcome):
     """Keeps one run's outcome; a kill by a golden vector (an id that is not
     the seed's random "p<seed>-"/"s<seed>-") holds at every seed."""
@@ -115,6 +141,11 @@ def record(results, by_vector, ident, seed, outcome):
     if verdict == "killed" and detail.startswith("FAIL ") and \
             not detail.split()[1].startswith(("p%d-" % seed, "s%d-" % seed)):
         by_vector.add(ident)
+
+
+def pool_map(jobs, fn, items):
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(fn, items))
 
 
 def md(text):
@@ -135,6 +166,9 @@ def main():
     ap.add_argument("--conform-args", default="", help="more options for seqpack conform, e.g. \"--cases 500\"")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per conform run")
     ap.add_argument("--only", nargs="+", default=None, help="run these mutant ids only")
+    ap.add_argument("--groups", action="store_true",
+                    help="also count each killed mutant's failure groups in a whole default run")
+    ap.add_argument("--sample", type=int, default=0, help="score N mutants only, evenly spread (0: all)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the verdicts DIR/runs.jsonl holds from an interrupted run (same module and suite)")
     args = ap.parse_args()
@@ -158,6 +192,11 @@ def main():
             print("no mutant named %s" % ", ".join(sorted(unknown)))
             return 2
         mutants = [m for m in mutants if m.id in set(args.only)]
+    if args.sample > 0 and args.sample < len(mutants):
+        scored_ids = [m for m in mutants if m.id not in equivalents]
+        step = len(scored_ids) / args.sample
+        keep = {scored_ids[int(k * step)].id for k in range(args.sample)}
+        mutants = [m for m in mutants if m.id in keep]
     os.makedirs(os.path.join(args.work, "mutants"), exist_ok=True)
     # A copy of the runner, so that the build may change while this runs.
     shutil.copy2(args.seqpack, os.path.join(args.work, "seqpack"))
@@ -255,12 +294,32 @@ def main():
 
     scored = killed + survived
     kill_times.sort()
+    groups, group_line = {}, ""
+    if args.groups:
+        killed_ids = [m.id for m, r, cells, status, note in rows if status == "killed"]
+        counts = list(pool_map(args.jobs, lambda i: count_groups(args.seqpack, path_of[i], seeds[0], args.vectors,
+                                                                 args.known_failures, extra, args.timeout),
+                               killed_ids))
+        groups = dict(zip(killed_ids, counts))
+        known_counts = sorted(c for c in counts if c is not None)
+        if known_counts:
+            histogram = collections.Counter(known_counts)
+            group_line = ("failure groups per killed mutant (whole default run, seed %d, %d mutants): median %d, "
+                          "max %d; %s" % (seeds[0], len(known_counts), known_counts[len(known_counts) // 2],
+                                          known_counts[-1], ", ".join("%d group%s: %d" % (g, "" if g == 1 else "s",
+                                                                                          n)
+                                                                      for g, n in sorted(histogram.items()))))
+        for i, c in groups.items():
+            if c is None:
+                problems.append("%s: its whole run gave no summary (timeout?)" % i)
     with open(os.path.join(args.work, "mutation.md"), "w", encoding="utf-8") as f:
         f.write("# Mutation proof: the original module through the adapter and `seqpack conform`\n\n")
         f.write("%d mutants: %d killed, %d survived, %d equivalent, %d unobservable by the protocol (listed with "
                 "reasons); score %d/%d of the others killed at seeds %s. %.0f s with %d jobs.\n\n"
                 % (len(mutants), killed, survived, equivalent, unobservable, killed, scored,
                    ", ".join(map(str, seeds)), elapsed, args.jobs))
+        if group_line:
+            f.write(group_line + ".\n\n")
         if kill_times:
             f.write("Time to the first verdict of a killed mutant (first seed): median %.1f s, max %.1f s.\n\n"
                     % (kill_times[len(kill_times) // 2], kill_times[-1]))
@@ -273,12 +332,14 @@ def main():
     with open(os.path.join(args.work, "mutation.json"), "w", encoding="utf-8") as f:
         json.dump({"mutants": len(mutants), "killed": killed, "survived": survived, "equivalent": equivalent,
                    "unobservable": unobservable,
-                   "seeds": seeds, "seconds": elapsed, "problems": problems,
+                   "seeds": seeds, "seconds": elapsed, "problems": problems, "groups": groups,
                    "results": {m.id: {"record": r, "status": status, "note": note,
                                       "runs": {str(s): results[m.id][s] for s in results[m.id]}}
                                for m, r, cells, status, note in rows}}, f, indent=1)
     print("mutation score: %d/%d mutants killed at seeds %s (%d more equivalent, %d unobservable by the protocol); "
           "%.0f s" % (killed, scored, ",".join(map(str, seeds)), equivalent, unobservable, elapsed))
+    if group_line:
+        print(group_line)
     print("table: %s" % os.path.join(args.work, "mutation.md"))
     for p in problems:
         print("PROBLEM: " + p)

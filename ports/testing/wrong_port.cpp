@@ -23,6 +23,10 @@
 //   wrong_port setter_all       set_all_seq also overwrites the padding rows
 //                               (views.setters.after_set_all: a full padding
 //                               row read as set_all_seq's row, not set_gen_seq's)
+//   wrong_port scoped           declares in its hello every case option but
+//                               pad_segment_only_when_padded, and refuses a
+//                               case that sets it (unsupported_option)
+//   wrong_port unscoped         the same refusal, without the declaration
 //   wrong_port cp_swap          the cp_shards view lists ranks 0 and 1's causal
 //                               rows the other way round
 #include <unistd.h>
@@ -44,6 +48,30 @@ int main(int argc, char** argv) {
     const auto req = nlohmann::json::parse(line, nullptr, false);
     const long cp = req.is_object() && req.contains("options") ? req["options"].value("cp_world_size", 1L) : 1L;
     if (mode == "crash_cp" && cp == n) return 3;
+    if (mode == "scoped" || mode == "unscoped") {
+      const bool hello = req.is_object() && req.value("type", "") == "hello";
+      if (hello && mode == "scoped") {
+        auto h = nlohmann::json::parse(answer);
+        h["options"] = {"cp_world_size", "causal_seq_alignment", "full_seq_alignment", "pad_for_cuda_graphs",
+                        "is_image_batch"};
+        answer = h.dump();
+      }
+      const auto sets_it = [](const nlohmann::json& c) {
+        return c.is_object() && c.contains("options") && c["options"].value("pad_segment_only_when_padded", false);
+      };
+      bool refused = sets_it(req);
+      if (req.is_object() && req.contains("cases") && req["cases"].is_array()) {
+        for (const auto& c : req["cases"]) refused = refused || sets_it(c);
+      }
+      if (refused) {
+        answer = nlohmann::json{{"type", "result"},
+                                {"id", req.value("id", "")},
+                                {"ok", false},
+                                {"error", "unsupported_option"},
+                                {"message", "no pad_segment_only_when_padded"}}
+                     .dump();
+      }
+    }
     if (mode == "hang_cp" && cp == n) pause();
     if (mode == "max_sample_len" || mode == "two_faults") {
       auto r = nlohmann::json::parse(answer);

@@ -64,6 +64,9 @@ Outcome conform(const std::string& mode, const std::string& extra = "") {
   if (extra.find("--cases") == std::string::npos) options += " --cases 4";
   if (extra.find("--timeout") == std::string::npos) options += " --timeout 0.5";
   if (extra.find("--shrink-budget") == std::string::npos) options += " --shrink-budget 3";
+  // One port process: these tests count its restarts and crashes (--jobs
+  // shares each batch among several, Jobs.* in verdict_test.cpp).
+  if (extra.find("--jobs") == std::string::npos) options += " --jobs 1";
   return run(seqpack() + " conform --port \"" + HOSTILE_PORT + " " + mode + "\" --no-vectors --profile packer " +
              options);
 }
@@ -205,7 +208,7 @@ TEST(HostilePort, HangAfterHelloIsNotShrunk) {
   // one timeout per case; now the circuit breaker stops the run after the
   // first case and two probes (issue 28).
   const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT +
-                        " hang_after_hello\" --no-vectors --profile packer --cases 6 --timeout 0.5");
+                        " hang_after_hello\" --no-vectors --profile packer --cases 6 --timeout 0.5 --jobs 1");
   EXPECT_RUN(r, 1, "1 unexpected failures in 1 groups, 0 known failures, 0 now passing, 3 crashes or hangs", 15);
   EXPECT_TRUE(has(r, "no answer within 0.5")) << show(r);
   EXPECT_TRUE(has(r, "not shrunk \\(the port hung on it\\)")) << show(r);
@@ -223,7 +226,10 @@ TEST(HostilePort, AlwaysHangingPortGetsOneVerdictFast) {
   EXPECT_RUN(r, 1, "verdict: the port hangs on every case \\(E1: no answer within 10\\.0+ s \\(hung\\); then probe 1",
              15);
   EXPECT_TRUE(has(r, "STOP: the port hangs on every case")) << show(r);
-  EXPECT_TRUE(has(r, "conform: 1 cases .* 1 unexpected failures in 1 groups, .* 3 crashes or hangs")) << show(r);
+  // At the default --jobs (the cores) each port process hangs on its first
+  // case and its two probes, in parallel.
+  EXPECT_TRUE(has(r, "conform: ([1-9]) cases .* \\1 unexpected failures in 1 groups, .* [1-9][0-9]* crashes or hangs"))
+      << show(r);
   std::ifstream rep(report);
   const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"circuit_breaker\": \"the port hangs on every case ("), std::string::npos) << json;
@@ -238,7 +244,8 @@ TEST(HostilePort, AlwaysHangingPortGetsOneVerdictFast) {
 TEST(HostilePort, AlwaysCrashingPortGetsOneVerdictFast) {
   const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT + " crash_after_hello\"");
   EXPECT_RUN(r, 1, "verdict: the port crashes on every case \\(E1: the port exited", 10);
-  EXPECT_TRUE(has(r, "1 unexpected failures in 1 groups, .* 3 crashes or hangs")) << show(r);
+  EXPECT_TRUE(has(r, "conform: ([1-9]) cases .* \\1 unexpected failures in 1 groups, .* [1-9][0-9]* crashes or hangs"))
+      << show(r);
 }
 
 TEST(HostileCli, TimeoutNotAPositiveNumberIsRefused) {

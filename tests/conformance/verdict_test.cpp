@@ -11,12 +11,14 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <rapidcheck.h>
 
+#include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/properties/show.hpp"
 #include "seqpack/protocol/case.hpp"
@@ -66,9 +68,21 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
   EXPECT_EQ(sc::failure_signature("pack.full_only_rows[97]: expected -1, port 12"), "pack.full_only_rows");
   EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 384 entries, port 128"), "pack.full_only_rows");
   EXPECT_EQ(sc::failure_signature("pack.full_only_rows: missing in the port's result"), "pack.full_only_rows");
-  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows[0]: expected 3, port 4"), "views.cp_shards[].rows");
-  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows: expected 3 entries, port 4"), "views.cp_shards[].rows");
+  // A view by the operation it calls, whatever field of its answer differs.
+  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows[0]: expected 3, port 4"), "views.cp_shards");
+  EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows: expected 3 entries, port 4"), "views.cp_shards");
   EXPECT_EQ(sc::failure_signature("views.getters: declared but missing"), "views.getters");
+  EXPECT_EQ(sc::failure_signature("views.derived.from_all_seq.all_seq_rows[2]: expected 1, port 2"),
+            "views.derived.from_all_seq");
+  EXPECT_EQ(sc::failure_signature("views.derived.from_all_seq: missing in the port's result"),
+            "views.derived.from_all_seq");
+  EXPECT_NE(sc::failure_signature("views.derived.from_mode_splits.causal_rows[0]: expected 1, port 2"),
+            "views.derived.from_all_seq");
+  // A port raising what it cannot classify is one fault, whatever was expected.
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "unclassified" (KeyError))"),
+            "port error unclassified");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "length_mismatch", port "unclassified")"),
+            "port error unclassified");
   // ok and error keep their classes: each pair is a fault of its own.
   EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "overflow" (rows 12 too many))"),
             "ok (expected a result, port error overflow)");
@@ -564,4 +578,100 @@ TEST(Explain, ACpDifferenceShowsEachRanksShard) {
   }
   EXPECT_NE(r.out.find("      rank 0: causal rows 0 to "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("); full rows 0 to "), std::string::npos) << r.out;
+}
+
+// --- capability scoping (issue 28) -------------------------------------------
+
+// A port that declares every option but pad_segment_only_when_padded is sent
+// no case that sets it (it would refuse one): vectors that need it are
+// skipped, random cases run without it, and the summary says the option was
+// not checked. --require-feature turns that into a failure.
+TEST(Features, AnUndeclaredOptionIsNotCheckedAndNeverAPass) {
+  const std::string dir = temp_dir("scoped");
+  const auto with_vectors = [&](sc::ConformOptions& o) {
+    o.vectors_dir = SEQPACK_VECTORS_DIR;
+    o.profiles = {sp::Profile::packer, sp::Profile::strict};
+    o.report = dir + "/report.json";
+  };
+  const RunResult r = conform(kWrong + " scoped", 300, with_vectors);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  const auto at = r.out.find("not checked: option pad_segment_only_when_padded (not declared; ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_EQ(line.find("; 0 vectors"), std::string::npos) << line;
+  EXPECT_EQ(line.find(", 0 random"), std::string::npos) << line;
+  const auto features = r.out.find("features (cases checked/failing): options ");
+  ASSERT_NE(features, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(features, r.out.find('\n', features) - features).find("pad_segment_only_when_padded"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(", cp_world_size "), std::string::npos) << r.out;
+  std::ifstream in(dir + "/report.json");
+  const json rep = json::parse(in);
+  EXPECT_EQ(rep["not_checked_options"], json::array({"pad_segment_only_when_padded"}));
+  EXPECT_GT(rep["skipped"].value("option pad_segment_only_when_padded", 0), 0);
+  EXPECT_GT(rep["run_without"].value("option pad_segment_only_when_padded", 0), 0);
+  EXPECT_FALSE(rep["features"].contains("option pad_segment_only_when_padded"));
+  // The full API required: the same run fails, naming the feature.
+  const RunResult required = conform(kWrong + " scoped", 300, [&](sc::ConformOptions& o) {
+    with_vectors(o);
+    o.require_features = {"option:pad_segment_only_when_padded"};
+  });
+  EXPECT_EQ(required.rc, 1) << required.out;
+  EXPECT_NE(required.out.find("REQUIRED feature not checked: option:pad_segment_only_when_padded"), std::string::npos)
+      << required.out;
+  // Without the declaration the same port fails on the option, not on semantics.
+  const RunResult unscoped = conform(kWrong + " unscoped", 300, with_vectors);
+  EXPECT_EQ(unscoped.rc, 1) << unscoped.out;
+  EXPECT_NE(unscoped.out.find("port error unsupported_option"), std::string::npos) << unscoped.out;
+  EXPECT_EQ(unscoped.out.find("not checked: option"), std::string::npos) << unscoped.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Features, AHelloDeclaresOnlyKnownOptions) {
+  EXPECT_EQ(
+      *sc::parse_hello(R"({"type":"hello","protocol":"seqpack-conformance/1","options":["cp_world_size"]})", "p", false)
+           .options,
+      std::vector<std::string>{"cp_world_size"});
+  EXPECT_FALSE(sc::parse_hello(R"({"type":"hello","protocol":"seqpack-conformance/1"})", "p", false).options);
+  for (const std::string bad : {R"("cp")", R"(["cp"])", R"([1])"}) {
+    try {
+      sc::parse_hello(R"({"type":"hello","protocol":"seqpack-conformance/1","options":)" + bad + "}", "p", false);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const sp::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("the port's hello: field options"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// --- parallel ports (issue 28) -----------------------------------------------
+
+// --jobs N: N port processes answer each batch together; every case is still
+// recorded in the order of a one-port run, so the verdict (groups, their
+// members and shrunk cases, the counts, the log apart from timings) is the
+// same at any N.
+TEST(Jobs, TheVerdictIsTheSameAtAnyJobCount) {
+  const std::string dir = temp_dir("jobs");
+  const auto run = [&](int jobs) {
+    RunResult r = conform(kWrong + " two_faults", 300, [&](sc::ConformOptions& o) {
+      o.jobs = jobs;
+      o.vectors_dir = SEQPACK_VECTORS_DIR;
+      o.profiles = {sp::Profile::packer, sp::Profile::strict};
+      o.report = dir + "/report" + std::to_string(jobs) + ".json";
+    });
+    std::ifstream in(dir + "/report" + std::to_string(jobs) + ".json");
+    json rep = json::parse(in);
+    for (const char* timing : {"seconds", "first_verdict_seconds", "cases_per_second"}) rep.erase(timing);
+    // Timings out of the log: "(after 0.31 s)", "in 1.2 s, 800 cases/s".
+    r.out = std::regex_replace(r.out, std::regex("[0-9.e+-]+ s\\b|[0-9]+ cases/s"), "T");
+    return std::make_pair(r, rep);
+  };
+  const auto [one, one_report] = run(1);
+  const auto [three, three_report] = run(3);
+  EXPECT_EQ(one.rc, 1) << one.out;
+  EXPECT_EQ(three.rc, one.rc) << three.out;
+  EXPECT_EQ(three_report.dump(1), one_report.dump(1));
+  EXPECT_EQ(three.out, one.out);
+  EXPECT_EQ(one_report["groups"].size(), 2u) << one.out;
+  std::filesystem::remove_all(dir);
 }

@@ -17,12 +17,20 @@ namespace seqpack::conformance {
 struct Hello {
   std::string name;
   std::vector<std::string> views;
+  /// The case options the port supports (kCaseOptions names); absent: all.
+  std::optional<std::vector<std::string>> options;
   protocol::Encoding encoding = protocol::Encoding::plain;
 };
 
+/// The case options a hello may declare (PROTOCOL.md, "Transport"), with the
+/// value a case leaves them at when it does not use them.
+inline constexpr const char* kCaseOptions[] = {"cp_world_size",      "causal_seq_alignment",
+                                               "full_seq_alignment", "pad_for_cuda_graphs",
+                                               "is_image_batch",     "pad_segment_only_when_padded"};
+
 /// Reads a port's hello line, checking every member's type: `type` "hello",
 /// `protocol` this protocol, `name` a string, `views` an array of strings,
-/// `encoding` a string. `fallback_name` names a port whose hello has none;
+/// `options` an array of kCaseOptions names, `encoding` a string. `fallback_name` names a port whose hello has none;
 /// the runs encoding counts only when `offered`. Throws protocol::InputError naming
 /// the field.
 Hello parse_hello(const std::string& line, const std::string& fallback_name, bool offered);
@@ -80,6 +88,7 @@ class Port {
   bool running() const noexcept { return pid_ > 0; }
   const std::string& name() const noexcept { return name_; }
   const std::vector<std::string>& views() const noexcept { return views_; }
+  const std::optional<std::vector<std::string>>& options() const noexcept { return options_; }
   /// The encoding the port chose at hello.
   protocol::Encoding encoding() const noexcept { return encoding_; }
   int restarts() const noexcept { return restarts_; }
@@ -102,6 +111,7 @@ class Port {
   PortFailure failure_ = PortFailure::none;
   std::string name_;
   std::vector<std::string> views_;
+  std::optional<std::vector<std::string>> options_;
   int restarts_ = -1;
   bool fresh_ = false;  // started, and not yet asked anything past the hello
   double fresh_answer_s_ = 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seqpack/protocol/case.hpp"
@@ -37,6 +38,15 @@ struct ConformOptions {
   std::int64_t shard_index = 0, shard_count = 1;
   /// Seconds between progress lines when stderr is not a terminal (0: none).
   double progress_every_s = 0;
+  /// Features that must be checked (`option:NAME`, `view:NAME`): one the
+  /// port does not declare fails the run (exit 1), as a CI that wants the
+  /// full API asks.
+  std::vector<std::string> require_features;
+  /// Port processes that answer one batch together, each a share of its
+  /// cases (--jobs; the CLI's default is the number of cores). The verdict
+  /// does not depend on it: every case is recorded in the order of a run
+  /// with one port.
+  int jobs = 1;
 };
 
 /// Why `options` cannot run ("--option: problem", naming the option and the
@@ -67,6 +77,16 @@ std::string vector_line(const Vector& v);
 
 /// Reads every *.jsonl file of `dir` (sorted by name). Throws on malformed lines.
 std::vector<Vector> read_vectors(const std::string& dir);
+
+/// The bucket-edge cases by rule (PROTOCOL.md, "Edge cases by rule"): a
+/// stream of E - 1, E and E + 1 rows for every tier boundary E of the
+/// CUDA-graph bucket (2048, 4096, 8192, 16384), crossed with alignments of
+/// odd parts 1, 3, 5, 7, 17, 127 and cp 1, 2, 3, graphs on; ids
+/// `edge-rule-<rows>-odd<k>-cp<n>-<stream>`. Their expected results are the
+/// reference's, computed when run (a padded stream reaches 390,144 rows: too
+/// large for the vector file); `seqpack conform` runs them with the golden
+/// vectors, at every seed.
+std::vector<std::pair<std::string, protocol::Case>> rule_cases();
 
 /// The golden vectors: worked examples, rounding edges, every option and
 /// error class, and generated cases of both profiles (deterministic).
