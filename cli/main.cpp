@@ -14,7 +14,6 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -124,11 +123,10 @@ int main(int argc, char** argv) {
   conform->add_flag(
       "--no-consequences", no_consequences,
       "Do not run each failure group's packs through the attention emulator (no consequence or severity)");
-  co.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 64u));
   conform
       ->add_option("--jobs", co.jobs,
                    "Port processes answering together, each a share of every batch (the verdict is the same at "
-                   "any count)")
+                   "any count; 1 by default: bench/jobs.sh measured no speed-up yet, PROTOCOL.md)")
       ->capture_default_str();
   conform
       ->add_option("--require-feature", co.require_features,

@@ -11,8 +11,19 @@ Every number and row of an answer comes from the module's own functions:
 the build (`sequence_pack_from_packed_sequence`, with `prepared_metadata`
 from `prepare_sequence_pack_metadata` for `metadata_reuse`), its getters,
 setters, `from_*`, `zeros_like`, position ids, `get_num_real_tokens`,
-`num_local_real_tokens` and `get_padding_stats`. A view is declared in the
-hello only when the module has every function it needs.
+`num_local_real_tokens` and `get_padding_stats`.
+
+What the hello declares (the port's features, PROTOCOL.md "Features"), so
+that an older revision of the original is judged on the semantics it has:
+  - `options`: the case options the build accepts, read from the signature
+    of `sequence_pack_from_packed_sequence`; `cp_world_size` is one of them
+    (the build pads for it; the sharding is the `cp_shards` view's);
+  - `views`: a view only when the module has every function it needs
+    (VIEW_NEEDS) and its packs carry every private field the adapter reads
+    for it (VIEW_FIELDS), seen on one pack of two rows built at start-up.
+A pack field the `pack` result reads (PACK_FIELDS, PAD_SEGMENT_FIELDS) that a
+pack lacks is left out of the answer, so the runner names it (`pack.X:
+missing in the port's result`) as the difference it is.
 
 What the adapter does of its own, and nothing more:
   - stubs `cosmos_framework.utils.log` when the framework is not installed;
@@ -20,8 +31,9 @@ What the adapter does of its own, and nothing more:
     case only) and reads them back with `get_padding_stats` (or the globals);
   - passes an option to the build only when the case sets it away from the
     original's default, so a revision without an option is judged on what it
-    computes; a case that needs an option the target lacks is answered with
-    the class `unsupported_option`, naming it;
+    computes; a case that needs an option the target lacks (the runner sends
+    none: the hello does not declare it) is answered with the class
+    `unsupported_option`, naming it;
   - on torch < 2.0, which cannot index with int32 tensors, casts the index
     tensors the module builds to int64 (values unchanged);
   - makes the inputs: the packed sequence as one int64 column, row r holding
@@ -77,6 +89,33 @@ VIEW_NEEDS = {
     "metadata_reuse": ("prepare_sequence_pack_metadata", "get_all_seq", "get_num_real_tokens"),
     "payload": ("get_all_seq_padded",),
 }
+
+# The private pack fields the adapter itself reads for a view (the module's
+# functions read theirs: a KeyError there is the module's, shown in the view).
+VIEW_FIELDS = {
+    "cp_local": ("_causal_sample_ids", "_full_only_sample_ids"),
+}
+
+# The `pack` result of PROTOCOL.md: protocol name, the pack's key, how it is
+# written ("ints": an integer array, "int": one integer, "rows": row names).
+PACK_FIELDS = (
+    ("sample_offsets", "sample_offsets", "ints"), ("max_sample_len", "max_sample_len", "int"),
+    ("max_causal_len", "max_causal_len", "int"), ("max_full_len", "max_full_len", "int"),
+    ("max_num_tokens", "max_num_tokens", "int"), ("causal_indices", "_causal_indices", "ints"),
+    ("full_indices", "_full_indices", "ints"), ("causal_seq_offsets", "_causal_seq_offsets", "ints"),
+    ("full_only_seq_offsets", "_full_only_seq_offsets", "ints"), ("num_causal_tokens", "_num_causal_tokens", "int"),
+    ("num_full_tokens", "_num_full_tokens", "int"), ("causal_sample_ids", "_causal_sample_ids", "ints"),
+    ("full_only_sample_ids", "_full_only_sample_ids", "ints"), ("causal_rows", "causal_seq", "rows"),
+    ("full_only_rows", "full_only_seq", "rows"),
+)
+PAD_SEGMENT_FIELDS = (
+    ("causal_seq_offsets", "_causal_seq_offsets_pad_segment", "ints"),
+    ("max_causal_len", "max_causal_len_pad_segment", "int"),
+    ("full_only_seq_offsets", "_full_only_seq_offsets_pad_segment", "ints"),
+    ("max_full_len", "max_full_len_pad_segment", "int"),
+    ("sample_offsets", "_sample_offsets_pad_segment", "ints"),
+    ("max_sample_len", "max_sample_len_pad_segment", "int"),
+)
 
 # The module's messages (assertions and exceptions) and the class each means.
 MESSAGES = (
@@ -199,7 +238,10 @@ class Port:
         params = inspect.signature(build).parameters
         self.params = set(params)
         self.any_keyword = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
-        self.views = [v for v, needs in VIEW_NEEDS.items() if all(hasattr(mod, f) for f in needs)]
+        self.options = [name for name, _, _ in OPTIONS if self.accepts(name)]
+        keys = self.pack_keys()
+        self.views = [v for v, needs in VIEW_NEEDS.items() if all(hasattr(mod, f) for f in needs)
+                      and (keys is None or all(k in keys for k in VIEW_FIELDS.get(v, ())))]
         if "metadata_reuse" in self.views and not self.accepts("prepared_metadata"):
             self.views.remove("metadata_reuse")
         self.behaviours = ["error_marks", "session"]
@@ -224,6 +266,24 @@ class Port:
 
     def accepts(self, name):
         return self.any_keyword or name in self.params
+
+    def pack_keys(self):
+        """The keys of one pack the module builds at its defaults (one sample
+        of a causal and a full row, the smallest layout with a pad segment),
+        or None when that build fails (every view's fields are then assumed,
+        and the cases show the failure)."""
+        torch = self.torch
+        saved = self.marks(use_stats=False) if all(hasattr(self.mod, g) for _, _, g in GLOBALS) else None
+        try:
+            pack = self.mod.sequence_pack_from_packed_sequence(
+                torch.arange(1, 3, dtype=torch.int64).unsqueeze(1), ["causal", "full"], [1, 1], [2],
+                torch.tensor([0], dtype=torch.int64), torch.zeros(0, dtype=torch.int64))
+            return set(pack)
+        except Exception:  # noqa: BLE001 (a module that cannot build this pack fails every case instead)
+            return None
+        finally:
+            if saved is not None:
+                self.set_marks(saved)
 
     # --- marks ---------------------------------------------------------------
 
@@ -318,36 +378,17 @@ class Port:
 
     # --- the case and its views ---------------------------------------------
 
+    def fields(self, pack, table):
+        """The fields of `table` the pack has, written as the protocol has
+        them; one the pack lacks is left out, for the runner to name."""
+        write = {"ints": self.ints, "int": int, "rows": self.rows}
+        return {name: write[kind](pack[key]) for name, key, kind in table if key in pack}
+
     def pack_fields(self, pack):
-        result = {
-            "sample_offsets": self.ints(pack["sample_offsets"]),
-            "max_sample_len": int(pack["max_sample_len"]),
-            "max_causal_len": int(pack["max_causal_len"]),
-            "max_full_len": int(pack["max_full_len"]),
-            "max_num_tokens": int(pack["max_num_tokens"]),
-            "causal_indices": self.ints(pack["_causal_indices"]),
-            "full_indices": self.ints(pack["_full_indices"]),
-            "causal_seq_offsets": self.ints(pack["_causal_seq_offsets"]),
-            "full_only_seq_offsets": self.ints(pack["_full_only_seq_offsets"]),
-            "num_causal_tokens": int(pack["_num_causal_tokens"]),
-            "num_full_tokens": int(pack["_num_full_tokens"]),
-            "causal_sample_ids": self.ints(pack["_causal_sample_ids"]),
-            "full_only_sample_ids": self.ints(pack["_full_only_sample_ids"]),
-            "causal_rows": self.rows(pack["causal_seq"]),
-            "full_only_rows": self.rows(pack["full_only_seq"]),
-            "pad_segment": None,
-        }
+        result = self.fields(pack, PACK_FIELDS)
         has = self.mod.has_pad_segment(pack) if hasattr(self.mod, "has_pad_segment") \
             else "_causal_seq_offsets_pad_segment" in pack
-        if has:
-            result["pad_segment"] = {
-                "causal_seq_offsets": self.ints(pack["_causal_seq_offsets_pad_segment"]),
-                "max_causal_len": int(pack["max_causal_len_pad_segment"]),
-                "full_only_seq_offsets": self.ints(pack["_full_only_seq_offsets_pad_segment"]),
-                "max_full_len": int(pack["max_full_len_pad_segment"]),
-                "sample_offsets": self.ints(pack["_sample_offsets_pad_segment"]),
-                "max_sample_len": int(pack["max_sample_len_pad_segment"]),
-            }
+        result["pad_segment"] = self.fields(pack, PAD_SEGMENT_FIELDS) if has else None
         return result
 
     def shards(self, pack, world):
@@ -365,8 +406,9 @@ class Port:
         for r in range(world):
             local = m.from_mode_splits(pack["causal_seq"][r * sc:(r + 1) * sc],
                                        pack["full_only_seq"][r * sf:(r + 1) * sf], pack, is_sharded=True)
-            local["_causal_sample_ids"] = pack["_causal_sample_ids"][r * sc:(r + 1) * sc]
-            local["_full_only_sample_ids"] = pack["_full_only_sample_ids"][r * sf:(r + 1) * sf]
+            for key, n in (("_causal_sample_ids", sc), ("_full_only_sample_ids", sf)):
+                if key in pack:  # read by cp_local only (VIEW_FIELDS)
+                    local[key] = pack[key][r * n:(r + 1) * n]
             local["_num_causal_tokens_local"] = m.num_local_real_tokens(real_c, r, sc)
             local["_num_full_tokens_local"] = m.num_local_real_tokens(real_f, r, sf)
             out.append(local)
@@ -556,7 +598,7 @@ class Port:
             self.runs = "runs" in (req.get("encodings") or [])
             reply = {"type": "hello", "protocol": "seqpack-conformance/1",
                     "name": "python:" + getattr(self.mod, "__name__", "module"),
-                    "views": self.views + self.behaviours}
+                    "options": list(self.options), "views": self.views + self.behaviours}
             if self.runs:
                 reply["encoding"] = "runs"
             return reply

@@ -226,8 +226,8 @@ TEST(HostilePort, AlwaysHangingPortGetsOneVerdictFast) {
   EXPECT_RUN(r, 1, "verdict: the port hangs on every case \\(E1: no answer within 10\\.0+ s \\(hung\\); then probe 1",
              15);
   EXPECT_TRUE(has(r, "STOP: the port hangs on every case")) << show(r);
-  // At the default --jobs (the cores) each port process hangs on its first
-  // case and its two probes, in parallel.
+  // With --jobs N each of the N port processes would hang on its first case
+  // and its two probes, in parallel: the counts allow for that.
   EXPECT_TRUE(has(r, "conform: ([1-9]) cases .* \\1 unexpected failures in 1 groups, .* [1-9][0-9]* crashes or hangs"))
       << show(r);
   std::ifstream rep(report);
