@@ -100,7 +100,7 @@ void explain_shards(std::ostream& out, const std::string& indent, std::int64_t c
 std::string explain_difference(const Case& c, const std::string& diff, const std::string& indent) {
   std::string path = diff.substr(0, diff.find(": "));
   if (path.rfind("session step ", 0) == 0) return "";  // a session's steps carry marks over: see the case itself
-  const std::string rows =
+  std::string rows =
       diff.find(": ") == std::string::npos ? "" : explain_rows(path, diff.substr(diff.find(": ") + 2), indent);
   const bool cp_view = c.options.cp_world_size > 1 && path.find("cp_") != std::string::npos;
   if (!is_shape_field(path, difference_kind(diff)) && !cp_view) return rows;

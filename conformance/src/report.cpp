@@ -150,7 +150,7 @@ std::string Runner::show_minimal(const Failure& f) {
   const std::string what = f.steps.empty() ? "case" : "session";
   const std::string text = with_runs(f.minimal_json());
   const auto save = [&](const std::string& dir) {
-    const std::string path = dir + "/" + f.id + ".json";
+    std::string path = dir + "/" + f.id + ".json";
     std::ofstream file(path);
     file << text << "\n";
     file.close();

@@ -70,7 +70,7 @@ int Runner::run() {
   if (port_.options()) {
     for (const char* name : kCaseOptions) {
       const auto& declared = *port_.options();
-      if (std::find(declared.begin(), declared.end(), name) == declared.end()) undeclared_options_.push_back(name);
+      if (std::find(declared.begin(), declared.end(), name) == declared.end()) undeclared_options_.emplace_back(name);
     }
   }
   port_encoding_ = port_.encoding();
