@@ -282,6 +282,45 @@ std::vector<Vector> make_vectors() {
     c.options = {3, true, false, 7, 1, false};
     add("edge-step-7-cp3-full-2688", c);
   }
+  // The bucket's tier tests by rule (issue 28, conformance/vectors/README.md
+  // "edge-bucket"): at each tier boundary E, one vector per cp whose one
+  // stream hands E to the bucket (a test `n < E` for `n <= E` shows only
+  // there, and only where the step lcm(alignment, bucket, cp) does not divide
+  // E: odd part 7, or 17 and more). cp 1: the causal stream, odd part 17; cp 3:
+  // the full stream, odd part 7 (with cp 3 the step is 21 buckets); both in
+  // one sample with one row on the other stream, the pad segment's row making
+  // E of E - 1. cp 2: one split of E rows alone (no pad segment: the bucket
+  // sees the rows), full at 2048 and 8192, causal at 4096 and 16384, with the
+  // odd parts 127, 1, 3, 5 in edge order (127 where its stream pads least:
+  // 16,256 rows at 2048, against 130,048 at 16384). The full cross product of
+  // E - 1, E, E + 1, six odd parts and three cps is rule_cases(), which every
+  // conform runs with these vectors; this subset keeps the file small.
+  {
+    const std::int64_t edges[] = {2048, 4096, 8192, 16384};
+    const std::int64_t alone_odd[] = {127, 1, 3, 5};
+    const auto alignment = [](std::int64_t odd) { return odd == 1 ? 1 : 2 * odd; };
+    for (int e = 0; e < 4; ++e) {
+      const std::int64_t edge = edges[e];
+      for (const std::int64_t cp : {1, 2, 3}) {
+        const bool alone = cp == 2;
+        const bool causal = alone ? e % 2 == 1 : cp == 1;
+        const std::int64_t odd = alone ? alone_odd[e] : cp == 1 ? 17 : 7;
+        sp::Case c;
+        if (alone) {
+          c = make({edge}, {causal ? "causal" : "full"}, {edge});
+        } else {
+          c = make({edge}, {"causal", "full"}, {causal ? edge - 1 : 1, causal ? 1 : edge - 1});
+        }
+        c.options.cp_world_size = cp;
+        c.options.pad_for_cuda_graphs = true;
+        c.options.is_image_batch = e % 2 == 0;
+        (causal ? c.options.causal_seq_alignment : c.options.full_seq_alignment) = alignment(odd);
+        add("edge-bucket-" + std::to_string(edge) + "-cp" + std::to_string(cp) + (causal ? "-causal" : "-full") +
+                "-odd" + std::to_string(odd) + (alone ? "-alone" : ""),
+            c);
+      }
+    }
+  }
   // Multiples of the effective alignment lcm(alignment, cp) with cp > 1,
   // without graphs: full streams that need two multiples, one below, on and
   // one above, over two samples.

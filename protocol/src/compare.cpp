@@ -168,6 +168,41 @@ std::size_t value_count(const json& v) {
   return n;
 }
 
+// The reference's answer parsed, runs expanded, and the values the port's
+// may hold: the limits grow with the reference's own answer (a session of
+// large packs).
+struct Want {
+  json doc;
+  std::size_t limit = 0;
+};
+
+Want read_want(const std::string& expected) {
+  Want w;
+  w.doc = json::parse(expected);  // the reference's own line
+  std::size_t unlimited = SIZE_MAX;
+  expand_runs(w.doc, unlimited, "expected", SIZE_MAX);
+  w.limit = answer_value_limit(std::max(SIZE_MAX - unlimited, value_count(w.doc)));
+  return w;
+}
+
+// The port's answer parsed within `limit`, runs expanded; the returned
+// reason says what it lacks, empty when it could be read.
+std::string read_got(const std::string& actual, std::size_t limit, json& got) {
+  try {
+    got = parse_json(actual, "the port's answer", limit);
+  } catch (const InputError& e) {
+    return std::string(e.what()) + " (answer: " + printable(actual, 120) + ")";
+  }
+  if (!got.is_object()) return std::string("the port's answer is not an object but ") + got.type_name();
+  std::size_t budget = limit;
+  try {
+    expand_runs(got, budget, "the port's answer", limit);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Both answers parsed, runs expanded; `why` says what the port's lacks.
 struct Answers {
   json want, got;
@@ -175,38 +210,18 @@ struct Answers {
 };
 
 Answers read_answers(const std::string& expected, const std::string& actual) {
+  Want w = read_want(expected);
   Answers a;
-  a.want = json::parse(expected);  // the reference's own line
-  std::size_t unlimited = SIZE_MAX;
-  expand_runs(a.want, unlimited, "expected", SIZE_MAX);
-  // The port's answer may hold what the case can produce: the limits grow
-  // with the reference's own answer (a session of large packs).
-  const std::size_t limit = answer_value_limit(std::max(SIZE_MAX - unlimited, value_count(a.want)));
-  try {
-    a.got = parse_json(actual, "the port's answer", limit);
-  } catch (const InputError& e) {
-    a.why = std::string(e.what()) + " (answer: " + printable(actual, 120) + ")";
-    return a;
-  }
-  if (!a.got.is_object()) {
-    a.why = std::string("the port's answer is not an object but ") + a.got.type_name();
-    return a;
-  }
-  std::size_t budget = limit;
-  try {
-    expand_runs(a.got, budget, "the port's answer", limit);
-  } catch (const InputError& e) {
-    a.why = e.what();
-  }
+  a.want = std::move(w.doc);
+  a.why = read_got(actual, w.limit, a.got);
   return a;
 }
 
-std::string answer_difference(const std::string& expected, const std::string& actual,
-                              const std::vector<std::string>& views) {
-  Answers a = read_answers(expected, actual);
-  if (!a.why.empty()) return a.why;
-  const json& want = a.want;
-  const json& got = a.got;
+std::string answer_difference(const Want& expected, const std::string& actual, const std::vector<std::string>& views) {
+  json got;
+  std::string why = read_got(actual, expected.limit, got);
+  if (!why.empty()) return why;
+  const json& want = expected.doc;
   if (string_member(want, "type") != "session") return result_difference(want, got, views);
   if (string_member(got, "type") != "session") {
     return "type: expected \"session\", port " + (got.contains("type") ? show(got["type"]) : std::string("none"));
@@ -235,7 +250,22 @@ std::string first_difference(const std::string& expected, const std::string& act
   // Nothing a port writes may escape as an exception: whatever is left
   // unchecked above fails the case with what went wrong.
   try {
-    return answer_difference(expected, actual, views);
+    return answer_difference(read_want(expected), actual, views);
+  } catch (const std::exception& e) {
+    return std::string("the port's answer cannot be compared: ") + printable(e.what(), 300);
+  }
+}
+
+struct ExpectedAnswer::Read : Want {};
+
+ExpectedAnswer::ExpectedAnswer(std::string line)
+    : line_(std::move(line)), read_(std::make_shared<const Read>(Read{read_want(line_)})) {}
+
+std::string first_difference(const ExpectedAnswer& expected, const std::string& actual,
+                             const std::vector<std::string>& views) {
+  if (expected.line() == actual) return "";
+  try {
+    return answer_difference(*expected.read_, actual, views);
   } catch (const std::exception& e) {
     return std::string("the port's answer cannot be compared: ") + printable(e.what(), 300);
   }

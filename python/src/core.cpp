@@ -333,7 +333,12 @@ PYBIND11_MODULE(_core, m) {
         return conf::request_line(c, id, views);
       },
       py::arg("case"), py::arg("id"), py::arg("views"));
-  m.def("first_difference", &conf::first_difference, py::arg("expected"), py::arg("actual"), py::arg("views"));
+  m.def(
+      "first_difference",
+      [](const std::string& expected, const std::string& actual, const std::vector<std::string>& views) {
+        return conf::first_difference(expected, actual, views);
+      },
+      py::arg("expected"), py::arg("actual"), py::arg("views"));
   m.def(
       "views_for",
       [](const conf::Case& c, const std::vector<std::string>& declared) { return conf::views_for(c, declared); },

@@ -333,6 +333,50 @@ TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
   EXPECT_NE(sp::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
 }
 
+// An ExpectedAnswer (the reference's line read once, as the fuzz target
+// keeps it) compares as its line does: on the vectors' own answers, in both
+// encodings, in the oracle's views and in none, and on damaged copies (a
+// value changed, the line cut, a byte replaced), including a runs bomb.
+TEST(Limits, AnExpectedAnswerComparesAsItsLine) {
+  const auto vectors = sc::read_vectors(SEQPACK_VECTORS_DIR);
+  ASSERT_GE(vectors.size(), 300u);
+  std::mt19937_64 rng(11);
+  std::size_t differing = 0, compared = 0;
+  for (std::size_t k = 0; k < vectors.size(); k += 7) {
+    const auto& v = vectors[k];
+    if (v.expect.size() > 50000) continue;  // keep the test short
+    for (const auto& views : {sp::oracle_views(), std::vector<std::string>{}}) {
+      const std::string runs = v.steps.empty() ? sp::result_line(v.c, v.id, views, sp::Encoding::runs)
+                                               : sp::session_line(v.steps, v.id, views, sp::Encoding::runs);
+      const std::string plain = v.steps.empty() ? sp::result_line(v.c, v.id, views, sp::Encoding::plain)
+                                                : sp::session_line(v.steps, v.id, views, sp::Encoding::plain);
+      const sp::ExpectedAnswer read(runs);
+      EXPECT_EQ(read.line(), runs);
+      std::vector<std::string> answers = {
+          runs,
+          plain,
+          plain.substr(0, plain.size() / 2),
+          "[]",
+          "not json",
+          R"({"type":"result","id":")" + v.id + R"(","ok":true,"pack":{"x":{"runs":[0,100000000,0]}}})"};
+      for (int d = 0; d < 6; ++d) {
+        std::string t = plain;
+        const std::size_t at = rng() % t.size();
+        t[at] = "0123456789,]}\""[rng() % 15];
+        answers.push_back(std::move(t));
+      }
+      for (const auto& a : answers) {
+        const std::string want = sp::first_difference(runs, a, views);
+        ASSERT_EQ(sp::first_difference(read, a, views), want) << v.id << ": " << a.substr(0, 300);
+        ++compared;
+        differing += !want.empty();
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000u);
+  EXPECT_GT(differing, compared / 2);
+}
+
 namespace {
 
 // parse_json's fast path gives the document nlohmann's parser builds, or

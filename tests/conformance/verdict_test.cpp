@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,39 @@ std::string temp_dir(const std::string& name) {
 }
 
 const std::string kWrong = "'" WRONG_PORT "'";
+
+// The log with its timings replaced by T: "(after 0.31 s)", "in 1.2 s, 800
+// cases/s". (By hand: GCC 12's <regex> trips -Wmaybe-uninitialized under the
+// sanitizers at -O2.)
+std::string without_timings(const std::string& log) {
+  const auto number = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || std::strchr(".e+-", c); };
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < log.size()) {
+    std::size_t j = i;
+    while (j < log.size() && number(log[j])) ++j;
+    if (j == i) {
+      out += log[i++];
+      continue;
+    }
+    const std::string_view rest = std::string_view(log).substr(j);
+    std::size_t digits = j;  // where the run's trailing digits start
+    while (digits > i && std::isdigit(static_cast<unsigned char>(log[digits - 1]))) --digits;
+    if (rest.rfind(" s", 0) == 0 && (rest.size() == 2 || !word(rest[2]))) {
+      out += 'T';
+      j += 2;
+    } else if (digits < j && rest.rfind(" cases/s", 0) == 0) {
+      out.append(log, i, digits - i);
+      out += 'T';
+      j += 8;
+    } else {
+      out.append(log, i, j - i);
+    }
+    i = j;
+  }
+  return out;
+}
 
 TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
   // Issue 28: a field's value, length and missing differences are one root
@@ -663,7 +697,7 @@ TEST(Jobs, TheVerdictIsTheSameAtAnyJobCount) {
     json rep = json::parse(in);
     for (const char* timing : {"seconds", "first_verdict_seconds", "cases_per_second"}) rep.erase(timing);
     // Timings out of the log: "(after 0.31 s)", "in 1.2 s, 800 cases/s".
-    r.out = std::regex_replace(r.out, std::regex("[0-9.e+-]+ s\\b|[0-9]+ cases/s"), "T");
+    r.out = without_timings(r.out);
     return std::make_pair(r, rep);
   };
   const auto [one, one_report] = run(1);

@@ -180,6 +180,25 @@ std::string handle_line(const std::string& line);
 std::string first_difference(const std::string& expected, const std::string& actual,
                              const std::vector<std::string>& views);
 
+/// The reference's answer line read once (parsed, runs expanded), for
+/// comparing many answers with it: first_difference(ExpectedAnswer(e), a, v)
+/// is first_difference(e, a, v). Throws nlohmann's parse_error on a line
+/// that is not JSON (the reference writes none).
+class ExpectedAnswer {
+ public:
+  explicit ExpectedAnswer(std::string line);
+  const std::string& line() const { return line_; }
+
+ private:
+  struct Read;
+  std::string line_;
+  std::shared_ptr<const Read> read_;
+  friend std::string first_difference(const ExpectedAnswer& expected, const std::string& actual,
+                                      const std::vector<std::string>& views);
+};
+std::string first_difference(const ExpectedAnswer& expected, const std::string& actual,
+                             const std::vector<std::string>& views);
+
 /// The reference's and the port's answers as documents, runs expanded, read
 /// under first_difference's limits; nullopt where the port's cannot be read.
 /// Never throws.
