@@ -177,8 +177,11 @@ void Port::stop() {
 bool Port::start(std::string* why) {
   stop();
   ++restarts_;
+  // Close-on-exec: another port started meanwhile (--jobs, a restart in
+  // another thread) must not hold this one's pipe ends, or this port would
+  // never read the end of its input. dup2 onto 0 and 1 clears the flag there.
   int in[2], out[2];
-  if (pipe(in) != 0 || pipe(out) != 0) {
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
     *why = std::string("pipe: ") + std::strerror(errno);
     return false;
   }

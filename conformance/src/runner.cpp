@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <future>
+#include <optional>
 
 #include "runner_internal.hpp"
 #include "seqpack/conformance/port.hpp"
@@ -48,19 +49,31 @@ int Runner::run() {
     err_ << "conform: " << e.what() << "\n";
     return 2;
   }
-  if (!port_.start(&why)) {
+  // The --jobs ports start side by side: a port's start-up (an interpreter,
+  // torch) is paid once in wall time, not once per port.
+  std::vector<std::future<std::optional<std::string>>> starting;  // why a port did not start
+  for (int k = 1; k < o_.jobs; ++k) {
+    more_ports_.push_back(std::make_unique<Port>(o_.port, o_.timeout_s, o_.offer_runs));
+    starting.push_back(std::async(std::launch::async, [port = more_ports_.back().get()] {
+      std::string failed;
+      return port->start(&failed) ? std::nullopt : std::optional<std::string>(failed);
+    }));
+  }
+  const bool first_started = port_.start(&why);
+  std::vector<std::optional<std::string>> failures;
+  for (auto& f : starting) failures.push_back(f.get());
+  if (!first_started) {
     err_ << "conform: cannot start the port '" << o_.port << "': " << why << "\n";
     return 2;
   }
   for (int k = 1; k < o_.jobs; ++k) {
-    more_ports_.push_back(std::make_unique<Port>(o_.port, o_.timeout_s, o_.offer_runs));
-    if (!more_ports_.back()->start(&why)) {
-      err_ << "conform: cannot start port " << k + 1 << " of --jobs " << o_.jobs << " '" << o_.port << "': " << why
+    if (const auto& failed = failures[static_cast<std::size_t>(k - 1)]) {
+      err_ << "conform: cannot start port " << k + 1 << " of --jobs " << o_.jobs << " '" << o_.port << "': " << *failed
            << "\n";
       return 2;
     }
-    if (more_ports_.back()->views() != port_.views() || more_ports_.back()->options() != port_.options() ||
-        more_ports_.back()->encoding() != port_.encoding()) {
+    const Port& more = *more_ports_[static_cast<std::size_t>(k - 1)];
+    if (more.views() != port_.views() || more.options() != port_.options() || more.encoding() != port_.encoding()) {
       err_ << "conform: port " << k + 1 << " of --jobs " << o_.jobs
            << " said another hello than the first (views, options or encoding): one command, one port\n";
       return 2;

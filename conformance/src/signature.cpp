@@ -110,18 +110,62 @@ std::string difference_kind(const std::string& diff) {
   return "value";
 }
 
+namespace {
+
+// The error class a difference of `ok` or `error` is about: the port's class
+// where the port answered an error, otherwise the class it did not raise;
+// empty where the kind names neither.
+std::string class_at_fault(const std::string& path, const std::string& kind) {
+  const auto after = [&](const std::string& marker) {
+    const auto at = kind.find(marker);
+    if (at == std::string::npos) return std::string();
+    const std::string rest = kind.substr(at + marker.size());
+    return rest.substr(0, rest.find_first_of(", "));
+  };
+  if (path == "error") return after(", port ");                            // one class for another
+  if (!ends_with(kind, ", port a result")) return after(", port error ");  // a result expected, an error answered
+  return after("expected error ");                                         // an error expected, a result answered
+}
+
+// The stream a pack field belongs to is not part of its root cause: both
+// streams are built by one rule, so that `pack.causal_rows` and
+// `pack.full_only_rows` are one group, `pack.{causal,full_only}_rows` (and
+// so within the pad segment).
+std::string without_stream(const std::string& path) {
+  static const char* const kPairs[][3] = {
+      {"causal_indices", "full_indices", "{causal,full}_indices"},
+      {"causal_rows", "full_only_rows", "{causal,full_only}_rows"},
+      {"causal_sample_ids", "full_only_sample_ids", "{causal,full_only}_sample_ids"},
+      {"causal_seq_offsets", "full_only_seq_offsets", "{causal,full_only}_seq_offsets"},
+      {"max_causal_len", "max_full_len", "max_{causal,full}_len"},
+      {"num_causal_tokens", "num_full_tokens", "num_{causal,full}_tokens"},
+  };
+  if (!starts_with(path, "pack.")) return path;
+  const auto dot = path.rfind('.');
+  const std::string field = path.substr(dot + 1);
+  for (const auto& pair : kPairs) {
+    if (field == pair[0] || field == pair[1]) return path.substr(0, dot + 1) + pair[2];
+  }
+  return path;
+}
+
+}  // namespace
+
 std::string failure_signature(const std::string& diff) {
   const Parsed p = parse_difference(diff);
   if (p.path.empty()) return cut_at_word(without_numbers(p.text), 100);
-  // `ok` and `error` keep their classes: each pair of classes is a fault of
-  // its own, except that a port whose calls raise what it cannot classify
-  // (`unclassified`: an exception of the module itself) has one root cause
-  // whatever the reference expected.
+  // `ok` and `error` by the error class the port is wrong about: the class
+  // it answered where it answered an error (a result expected or another
+  // class), otherwise the class it did not raise. A class raised where it
+  // does not apply and one not raised where it does are one rule's fault
+  // (`error class pad_segment_pairing`); a port whose calls raise what it
+  // cannot classify (`unclassified`: an exception of the module itself) is
+  // `port error unclassified`, whatever the reference expected.
   if (p.path == "ok" || p.path == "error") {
     const std::string kind = difference_kind(diff);
-    if (ends_with(kind, "port error unclassified") || ends_with(kind, "port unclassified")) {
-      return "port error unclassified";
-    }
+    const std::string c = class_at_fault(p.path, kind);
+    if (c == "unclassified") return "port error unclassified";
+    if (!c.empty()) return "error class " + c;
     return p.path + " (" + kind + ")";
   }
   // Any other field is one root cause, whatever the kind (a wrong value, a
@@ -142,7 +186,7 @@ std::string failure_signature(const std::string& diff) {
     }
   }
   while (ends_with(path, "[]")) path.resize(path.size() - 2);
-  return path;
+  return without_stream(path);
 }
 
 }  // namespace seqpack::conformance

@@ -632,6 +632,10 @@ def main():
         sys.stderr.write("usage: seqpack_port.py MODULE\n")
         return 2
     import torch
+    # One intra-op thread: the packs are small, and `seqpack conform --jobs N`
+    # runs N adapters side by side, where torch's default (a thread per core,
+    # each spinning while it waits for work) has them fight over the cores.
+    torch.set_num_threads(1)
     mod = load(sys.argv[1])
     patch_int32_indexing(mod, torch)
     port = Port(mod, torch)

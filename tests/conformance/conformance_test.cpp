@@ -333,6 +333,30 @@ TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
   EXPECT_NE(sp::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
 }
 
+// A pad segment on one side only is reported before the rows and offsets it
+// moves (PROTOCOL.md "Grouped failures"): E1's answer without its pad
+// segment and with its rows changed differs first at pack.pad_segment; with
+// the segment kept, at the rows.
+TEST(Limits, APadSegmentOnOneSideIsTheFirstDifference) {
+  json want;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (v.id == "E1") want = json::parse(v.expect);
+  }
+  ASSERT_TRUE(want.is_object());
+  ASSERT_FALSE(want["pack"]["pad_segment"].is_null());
+  json got = want;
+  got["pack"]["causal_rows"][0] = 99;
+  got["pack"]["full_only_rows"].erase(got["pack"]["full_only_rows"].size() - 1);
+  EXPECT_EQ(sp::first_difference(want.dump(), got.dump(), {}).rfind("pack.causal_rows[0]: ", 0), 0u);
+  got["pack"]["pad_segment"] = nullptr;
+  EXPECT_EQ(sp::first_difference(want.dump(), got.dump(), {}).rfind("pack.pad_segment: expected {", 0), 0u);
+  // And the other way: a segment the reference does not have.
+  json none = want, extra = want;
+  none["pack"]["pad_segment"] = nullptr;
+  extra["pack"]["causal_rows"][0] = 99;
+  EXPECT_EQ(sp::first_difference(none.dump(), extra.dump(), {}).rfind("pack.pad_segment: expected null", 0), 0u);
+}
+
 // An ExpectedAnswer (the reference's line read once, as the fuzz target
 // keeps it) compares as its line does: on the vectors' own answers, in both
 // encodings, in the oracle's views and in none, and on damaged copies (a

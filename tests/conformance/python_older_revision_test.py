@@ -119,7 +119,7 @@ class MissingFields(unittest.TestCase):
 
 
 GROUP = re.compile(r"^group \d+ of \d+: (.*): \d+ cases", re.MULTILINE)
-PAD_FIELD = re.compile(r"^pack\.(pad_segment\b|causal_rows|full_only_rows|causal_sample_ids|full_only_sample_ids)")
+PAD_FIELD = re.compile(r"^pack\.(pad_segment\b|\{causal,full_only\}_(rows|sample_ids))")
 
 
 class DefaultRun(unittest.TestCase):

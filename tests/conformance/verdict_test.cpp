@@ -96,12 +96,13 @@ std::string without_timings(const std::string& log) {
 }
 
 TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
+  const std::string kRows = "pack.{causal,full_only}_rows";
   // Issue 28: a field's value, length and missing differences are one root
   // cause, keyed by the field (an entry of a list is the list).
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[3]: expected 4, port 5"), "pack.full_only_rows");
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[97]: expected -1, port 12"), "pack.full_only_rows");
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 384 entries, port 128"), "pack.full_only_rows");
-  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: missing in the port's result"), "pack.full_only_rows");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[3]: expected 4, port 5"), kRows);
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows[97]: expected -1, port 12"), kRows);
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 384 entries, port 128"), kRows);
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: missing in the port's result"), kRows);
   // A view by the operation it calls, whatever field of its answer differs.
   EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows[0]: expected 3, port 4"), "views.cp_shards");
   EXPECT_EQ(sc::failure_signature("views.cp_shards[1].rows: expected 3 entries, port 4"), "views.cp_shards");
@@ -117,22 +118,42 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
             "port error unclassified");
   EXPECT_EQ(sc::failure_signature(R"(error: expected "length_mismatch", port "unclassified")"),
             "port error unclassified");
-  // ok and error keep their classes: each pair is a fault of its own.
+  // ok and error by the class the port is wrong about: the one it raised,
+  // or the one it did not raise; a class raised where it does not apply and
+  // not raised where it does are one rule's fault.
   EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "overflow" (rows 12 too many))"),
-            "ok (expected a result, port error overflow)");
+            "error class overflow");
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected error "overflow", port a result)"), "error class overflow");
   EXPECT_EQ(sc::failure_signature(R"(error: expected "overflow", port "invalid_layout")"),
-            "error (expected overflow, port invalid_layout)");
+            "error class invalid_layout");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "length_mismatch", port "invalid_layout")"),
+            "error class invalid_layout");
   EXPECT_NE(sc::failure_signature(R"(error: expected "overflow", port "invalid_layout")"),
             sc::failure_signature(R"(error: expected "overflow", port "invalid_option")"));
+  EXPECT_NE(sc::failure_signature(R"(ok: expected error "overflow", port a result)"),
+            sc::failure_signature(R"(ok: expected error "length_mismatch", port a result)"));
+  // An answer that is not one of the two shapes keeps its text.
+  EXPECT_EQ(sc::failure_signature("ok: expected a boolean, port none"), "ok (expected a boolean, port none)");
+  // Both streams are built by one rule: the stream is not the root cause.
+  EXPECT_EQ(sc::failure_signature("pack.causal_rows[2]: expected 4, port 5"), "pack.{causal,full_only}_rows");
+  EXPECT_EQ(sc::failure_signature("pack.full_only_rows: expected 4 entries, port 3"), "pack.{causal,full_only}_rows");
+  EXPECT_EQ(sc::failure_signature("pack.max_full_len: expected 4, port 3"), "pack.max_{causal,full}_len");
+  EXPECT_EQ(sc::failure_signature("pack.pad_segment.causal_seq_offsets[1]: expected 4, port 3"),
+            "pack.pad_segment.{causal,full_only}_seq_offsets");
+  EXPECT_EQ(sc::failure_signature("pack.causal_indices[0]: expected 4, port 3"),
+            sc::failure_signature("pack.full_indices[7]: expected 1, port 3"));
   // A session step failing as a case does is in the case's group.
   EXPECT_EQ(sc::failure_signature("session step 2: graph_bounds.image[1]: expected 256, port 128"),
             sc::failure_signature("graph_bounds.image[0]: expected 256, port 384"));
-  EXPECT_EQ(sc::failure_signature("session step 0: pack.causal_rows: expected 4 entries, port 3"), "pack.causal_rows");
+  EXPECT_EQ(sc::failure_signature("session step 0: pack.causal_rows: expected 4 entries, port 3"),
+            "pack.{causal,full_only}_rows");
   // Not a field path: the text, numbers folded.
   EXPECT_EQ(sc::failure_signature("no answer within 0.500000 s (hung)"), "no answer within # s (hung)");
   // Different fields are different groups.
   EXPECT_NE(sc::failure_signature("pack.causal_rows: expected 4 entries, port 3"),
-            sc::failure_signature("pack.full_only_rows: expected 4 entries, port 3"));
+            sc::failure_signature("pack.causal_sample_ids: expected 4 entries, port 3"));
+  EXPECT_NE(sc::failure_signature("pack.full_only_rows: expected 4 entries, port 3"),
+            sc::failure_signature("pack.pad_segment: expected {}, port null"));
   // The kind stays known, for the printed difference and the explanation.
   EXPECT_EQ(sc::difference_kind("pack.full_only_rows[3]: expected 4, port 5"), "value");
   EXPECT_EQ(sc::difference_kind("session step 1: pack.full_only_rows: expected 4 entries, port 3"), "length");
@@ -292,7 +313,7 @@ TEST(Verdict, OneFaultIsOneGroupAcrossKindsAndSessionSteps) {
     o.junit = dir + "/junit.xml";
   });
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("group 1 of 1: pack.full_only_rows: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("group 1 of 1: pack.{causal,full_only}_rows: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("group 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  differences: length "), std::string::npos) << r.out;
   // The first difference printed keeps the index and both values.
@@ -301,14 +322,14 @@ TEST(Verdict, OneFaultIsOneGroupAcrossKindsAndSessionSteps) {
   const json rep = json::parse(in);
   ASSERT_EQ(rep["groups"].size(), 1u) << r.out;
   const json& g = rep["groups"][0];
-  EXPECT_EQ(g["signature"], "pack.full_only_rows");
+  EXPECT_EQ(g["signature"], "pack.{causal,full_only}_rows");
   EXPECT_GT(g["kinds"].value("length", 0), 0) << g["kinds"];
   EXPECT_GT(g["kinds"].value("value", 0), 0) << g["kinds"];
   EXPECT_GT(g["categories"].value("session", 0), 0) << g["categories"];
   EXPECT_EQ(g["count"], rep["unexpected_failures"]);
   std::ifstream junit(dir + "/junit.xml");
   const std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
-  EXPECT_NE(xml.find("name=\"group 1: pack.full_only_rows\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"group 1: pack.{causal,full_only}_rows\""), std::string::npos) << xml;
   EXPECT_EQ(xml.find("name=\"group 2"), std::string::npos) << xml;
   std::filesystem::remove_all(dir);
 }
@@ -320,7 +341,7 @@ TEST(Verdict, TwoFaultsGiveTwoGroupsAndMaxFailuresStops) {
   });
   EXPECT_EQ(all.rc, 1) << all.out;
   EXPECT_NE(all.out.find("group 1 of 2: "), std::string::npos) << all.out;
-  EXPECT_NE(all.out.find("error (expected overflow, port invalid_layout)"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("group 1: error class invalid_layout"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find(" of 2: pack.pad_segment.max_sample_len: "), std::string::npos) << all.out;
   EXPECT_LE(lines(all.out), 60u) << all.out;
   // --max-failures 1 (--fail-fast): the run stops at the first group.
@@ -342,7 +363,7 @@ TEST(Verdict, ALengthDifferenceIsExplained) {
   EXPECT_EQ(r.rc, 1) << r.out;
   // One fault, one group: its length differences (cases and session steps
   // alike) and any value difference of the same field.
-  EXPECT_NE(r.out.find("group 1 of 1: pack.full_only_rows: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("group 1 of 1: pack.{causal,full_only}_rows: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("group 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first difference: pack.full_only_rows: expected "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("how the reference derives the streams"), std::string::npos) << r.out;
@@ -707,5 +728,52 @@ TEST(Jobs, TheVerdictIsTheSameAtAnyJobCount) {
   EXPECT_EQ(three_report.dump(1), one_report.dump(1));
   EXPECT_EQ(three.out, one.out);
   EXPECT_EQ(one_report["groups"].size(), 2u) << one.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Jobs, ThePortsStartSideBySide) {
+  // Each of the three ports waits, before its hello, until all three have
+  // started. Started one after another, the first would wait past the
+  // runner's hello timeout (2 s here) and the run would fail to start.
+  const std::string dir = temp_dir("side_by_side");
+  const std::string port = "touch '" + dir + "'/$$; k=0; while [ $(ls '" + dir +
+                           "' | wc -l) -lt 3 ]; do k=$((k+1)); [ $k -gt 600 ] && exit 3; sleep 0.05; done; exec '" +
+                           SEQPACK_BIN + "' oracle";
+  const RunResult r = conform(port, 30, [](sc::ConformOptions& o) {
+    o.jobs = 3;
+    o.timeout_s = 2;
+  });
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("30 cases"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Jobs, APortHoldsNoOtherPortsPipes) {
+  // A port holds its own stdin and stdout and nothing of another port's
+  // pipes: one that did would keep that port from reading the end of its
+  // input (it would be killed, not left to exit). Each port fails its start
+  // if it has a pipe past fds 0-2 that this process did not have before the
+  // run (what the test's own parent left open); with --jobs 4 the ports start
+  // together.
+  std::string before = " ";
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    before += fd.path().filename().string() + " ";
+  }
+  const std::string port = "for f in /proc/$$/fd/*; do n=${f##*/}; [ \"$n\" -le 2 ] && continue; case '" + before +
+                           "' in *\" $n \"*) continue;; esac; case $(readlink \"$f\") in pipe:*) "
+                           "echo \"fd $n is a pipe\" >&2; exit 3;; esac; done; exec '" SEQPACK_BIN "' oracle";
+  const RunResult r = conform(port, 20, [](sc::ConformOptions& o) { o.jobs = 4; });
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+}
+
+TEST(Jobs, APortThatDoesNotStartIsNamed) {
+  // The second port of --jobs 2 (whichever starts second) exits before its
+  // hello: the run stops before any case, naming the port.
+  const std::string dir = temp_dir("not_started");
+  const std::string port = "mkdir '" + dir + "/first' 2>/dev/null || exit 3; exec '" SEQPACK_BIN "' oracle";
+  const RunResult r = conform(port, 20, [](sc::ConformOptions& o) { o.jobs = 2; });
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("cannot start"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("cases"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
 }

@@ -13,14 +13,17 @@ namespace seqpack::conformance {
 
 /// A failure's signature, the key of its group: one root cause. For a
 /// difference at a field, the field's path with its indexes dropped and an
-/// entry of a list folded into the list, whatever the kind of the difference
-/// (`pack.full_only_rows[3]: expected 4, port 5`, `pack.full_only_rows:
-/// expected 4 entries, port 3` and a missing `pack.full_only_rows` are all
-/// `pack.full_only_rows`); a session step's difference keys as the same
+/// entry of a list folded into the list, whatever the kind of the difference,
+/// and a pack field's stream folded (`pack.full_only_rows[3]: expected 4,
+/// port 5`, `pack.causal_rows: expected 4 entries, port 3` and a missing
+/// `pack.full_only_rows` are all `pack.{causal,full_only}_rows`); a view by
+/// the operation it calls; a session step's difference keys as the same
 /// difference of a single case (`session step 2: graph_bounds.image[1]: ...`
-/// is `graph_bounds.image`). `ok` and `error` keep their two classes as the
-/// kind (`error (expected overflow, port invalid_layout)`): each pair is a
-/// fault of its own. Any other text (a crash, a hang, an unreadable answer)
+/// is `graph_bounds.image`). `ok` and `error` by the class the port is wrong
+/// about: the one it answered (`error class invalid_layout` for `overflow`
+/// answered as `invalid_layout` and for a result refused with it), or the
+/// one it did not raise; `unclassified` answered is `port error
+/// unclassified`. Any other text (a crash, a hang, an unreadable answer)
 /// is its own signature with its numbers folded to `#`, at most 100
 /// characters, cut at a word (cut_at_word). Failures of one signature are
 /// one group: one fault, shrunk and printed once.
