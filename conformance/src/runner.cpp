@@ -52,6 +52,7 @@ int Runner::run() {
   // The --jobs ports start side by side: a port's start-up (an interpreter,
   // torch) is paid once in wall time, not once per port.
   std::vector<std::future<std::optional<std::string>>> starting;  // why a port did not start
+  starting.reserve(static_cast<std::size_t>(o_.jobs));
   for (int k = 1; k < o_.jobs; ++k) {
     more_ports_.push_back(std::make_unique<Port>(o_.port, o_.timeout_s, o_.offer_runs));
     starting.push_back(std::async(std::launch::async, [port = more_ports_.back().get()] {
@@ -61,6 +62,7 @@ int Runner::run() {
   }
   const bool first_started = port_.start(&why);
   std::vector<std::optional<std::string>> failures;
+  failures.reserve(starting.size());
   for (auto& f : starting) failures.push_back(f.get());
   if (!first_started) {
     err_ << "conform: cannot start the port '" << o_.port << "': " << why << "\n";
