@@ -124,9 +124,10 @@ int main(int argc, char** argv) {
       "--no-consequences", no_consequences,
       "Do not run each failure group's packs through the attention emulator (no consequence or severity)");
   conform
-      ->add_option("--jobs", co.jobs,
-                   "Port processes answering together, each a share of every batch (the verdict is the same at "
-                   "any count; 1 by default: bench/jobs.sh measured no speed-up yet, PROTOCOL.md)")
+      ->add_option(
+          "--jobs", co.jobs,
+          "Port processes answering together, each a share of every batch (the verdict is the same at "
+          "any count; 1 by default: 2 ports ran the original 1.13x as fast on 2 cores, bench/jobs.sh, PROTOCOL.md)")
       ->capture_default_str();
   conform
       ->add_option("--require-feature", co.require_features,

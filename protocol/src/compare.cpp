@@ -19,21 +19,198 @@ using detail::json;
 using detail::show;
 using detail::wants;
 
-// The first difference between two JSON values, as "path: expected X, port Y".
+__extension__ typedef __int128 Wide;
+
+// {"runs":[first,count,step,...]}: a list of integers written as triples.
+bool is_runs(const json& v) { return v.is_object() && v.size() == 1 && v.contains("runs"); }
+
+// The values a runs object stands for, checked whole: InputError (naming
+// the field) for malformed runs and for any count past `budget`, before
+// anything is allocated. The triples' values all fit int64 afterwards.
+std::size_t runs_total(const json& r, std::size_t budget, const std::string& at, std::size_t limit) {
+  if (!r.is_array()) throw InputError(at + ".runs: expected an array, port " + show(r));
+  if (r.size() % 3 != 0) {
+    throw InputError(at + ".runs: " + std::to_string(r.size()) + " numbers, not triples [first, count, step]");
+  }
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < r.size(); i += 3) {
+    for (std::size_t k = i; k < i + 3; ++k) {
+      if (!r[k].is_number_integer() || (r[k].is_number_unsigned() && r[k].get<std::uint64_t>() > INT64_MAX)) {
+        throw InputError(at + ".runs[" + std::to_string(k) + "]: expected an integer that fits int64, port " +
+                         show(r[k]));
+      }
+    }
+    const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(),
+               step = r[i + 2].get<std::int64_t>();
+    if (count < 0) throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: negative count " + show(count));
+    if (static_cast<std::uint64_t>(count) > budget - total) {
+      throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: count " + std::to_string(count) +
+                       " expands the answer past " + std::to_string(limit) + " values (the limit of PROTOCOL.md)");
+    }
+    const Wide last = Wide{first} + Wide{step} * Wide{count > 0 ? count - 1 : 0};
+    if (last > INT64_MAX || last < INT64_MIN) {
+      throw InputError(at + ".runs[" + std::to_string(i) + "]: the triple's values leave int64");
+    }
+    total += static_cast<std::size_t>(count);
+  }
+  return total;
+}
+
+// One triple of a checked runs object; value k is first + k * step, taken
+// wide (first + k * step fits int64, k * step alone may not).
+struct Run {
+  std::int64_t first, count, step;
+  std::int64_t at(std::int64_t k) const { return static_cast<std::int64_t>(Wide{first} + Wide{k} * Wide{step}); }
+};
+
+std::vector<Run> runs_of(const json& v) {
+  const json& r = v["runs"];
+  std::vector<Run> out;
+  out.reserve(r.size() / 3);
+  for (std::size_t i = 0; i < r.size(); i += 3) {
+    const Run run{r[i].get<std::int64_t>(), r[i + 1].get<std::int64_t>(), r[i + 2].get<std::int64_t>()};
+    if (run.count > 0) out.push_back(run);
+  }
+  return out;
+}
+
+// Checks every runs object of `v` (runs_total) and takes its values from
+// `budget`, leaving them unexpanded: diff walks them as they are.
+void check_runs(const json& v, std::size_t& budget, const std::string& at, std::size_t limit) {
+  if (is_runs(v)) {
+    budget -= runs_total(v["runs"], budget, at, limit);
+    return;
+  }
+  if (v.is_object()) {
+    for (const auto& [k, child] : v.items()) {
+      if (child.is_structured()) check_runs(child, budget, at + "." + printable(k, 40), limit);
+    }
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i].is_structured()) check_runs(v[i], budget, at + "[" + std::to_string(i) + "]", limit);
+    }
+  }
+}
+
+// Replaces every (checked) runs object of `v` by its plain array, in place.
+void expand_runs(json& v) {
+  if (is_runs(v)) {
+    const std::vector<Run> runs = runs_of(v);
+    json out = json::array();
+    auto& values = out.get_ref<json::array_t&>();
+    for (const Run& run : runs) {
+      for (std::int64_t k = 0; k < run.count; ++k) values.emplace_back(run.at(k));
+    }
+    v = std::move(out);
+  } else if (v.is_structured()) {
+    for (auto& child : v) expand_runs(child);
+  }
+}
+
+// A value as a message shows it: runs as the plain array they stand for.
+std::string shown(const json& v) {
+  if (!v.is_structured()) return show(v);
+  json plain = v;
+  expand_runs(plain);
+  return show(plain);
+}
+
+// A list, plain or runs, read one value at a time.
+class Cursor {
+ public:
+  explicit Cursor(const json& v) : plain_(is_runs(v) ? nullptr : &v) {
+    if (plain_ == nullptr) runs_ = runs_of(v);
+  }
+  bool done() const { return plain_ != nullptr ? index_ >= plain_->size() : run_ >= runs_.size(); }
+  const json& value() {
+    if (plain_ != nullptr) return (*plain_)[index_];
+    scratch_ = runs_[run_].at(k_);
+    return scratch_;
+  }
+  void next() {
+    if (plain_ != nullptr) {
+      ++index_;
+    } else if (++k_ == runs_[run_].count) {
+      ++run_;
+      k_ = 0;
+    }
+  }
+  std::size_t size() const {
+    if (plain_ != nullptr) return plain_->size();
+    std::size_t n = 0;
+    for (const Run& run : runs_) n += static_cast<std::size_t>(run.count);
+    return n;
+  }
+
+ private:
+  const json* plain_;
+  std::size_t index_ = 0;
+  std::vector<Run> runs_;
+  std::size_t run_ = 0;
+  std::int64_t k_ = 0;
+  json scratch_;
+};
+
+std::string diff(const json& want, const json& got, const std::string& at);
+
+// The first difference between two lists, either of them runs: value by
+// value, as diff compares plain arrays, but a stretch where both sides run
+// with one step is passed in one move.
+std::string list_diff(const json& want, const json& got, const std::string& at) {
+  std::size_t i = 0;
+  if (is_runs(want) && is_runs(got)) {
+    const std::vector<Run> w = runs_of(want), g = runs_of(got);
+    std::size_t a = 0, b = 0;
+    std::int64_t ka = 0, kb = 0;
+    while (a < w.size() && b < g.size()) {
+      const std::int64_t x = w[a].at(ka), y = g[b].at(kb);
+      if (x != y)
+        return at + "[" + std::to_string(i) + "]: expected " + std::to_string(x) + ", port " + std::to_string(y);
+      const std::int64_t left_a = w[a].count - ka, left_b = g[b].count - kb;
+      // Equal here, equal steps: equal for as long as both runs last.
+      const std::int64_t m = w[a].step == g[b].step ? std::min(left_a, left_b) : 1;
+      i += static_cast<std::size_t>(m);
+      if ((ka += m) == w[a].count) ++a, ka = 0;
+      if ((kb += m) == g[b].count) ++b, kb = 0;
+    }
+  } else {
+    Cursor w(want), g(got);
+    for (; !w.done() && !g.done(); w.next(), g.next(), ++i) {
+      const json& x = w.value();
+      const json& y = g.value();
+      if (x == y) continue;
+      std::string d = diff(x, y, at + "[" + std::to_string(i) + "]");
+      if (!d.empty()) return d;
+    }
+  }
+  const std::size_t nw = Cursor(want).size(), ng = Cursor(got).size();
+  if (nw != ng) return at + ": expected " + std::to_string(nw) + " entries, port " + std::to_string(ng);
+  return "";
+}
+
+// The first difference between two JSON values, as "path: expected X, port
+// Y"; a runs object compares as the list it stands for.
 std::string diff(const json& want, const json& got, const std::string& at) {
+  if (is_runs(want) || is_runs(got)) {
+    if ((is_runs(want) || want.is_array()) && (is_runs(got) || got.is_array())) return list_diff(want, got, at);
+    return at + ": expected " + shown(want) + ", port " + shown(got);
+  }
   if (want.type() != got.type() && !(want.is_number() && got.is_number())) {
-    return at + ": expected " + show(want) + ", port " + show(got);
+    return at + ": expected " + shown(want) + ", port " + shown(got);
   }
   if (want.is_object()) {
     for (auto it = want.begin(); it != want.end(); ++it) {
-      if (!got.contains(it.key())) return at + "." + it.key() + ": missing in the port's result";
-      std::string d = diff(it.value(), got.at(it.key()), at + "." + it.key());
+      const auto g = got.find(it.key());
+      if (g == got.end()) return at + "." + it.key() + ": missing in the port's result";
+      if (it.value() == *g) continue;  // the path is written only where the values differ
+      std::string d = diff(it.value(), *g, at + "." + it.key());
       if (!d.empty()) return d;
     }
     return "";
   }
   if (want.is_array()) {
     for (std::size_t i = 0; i < want.size() && i < got.size(); ++i) {
+      if (want[i] == got[i]) continue;
       std::string d = diff(want[i], got[i], at + "[" + std::to_string(i) + "]");
       if (!d.empty()) return d;
     }
@@ -45,88 +222,35 @@ std::string diff(const json& want, const json& got, const std::string& at) {
   return want == got ? "" : at + ": expected " + show(want) + ", port " + show(got);
 }
 
-// Expands {"runs":[first,count,step,...]} objects into plain arrays, in
-// place, refusing (InputError, naming the field) malformed runs and any
-// expansion past `budget` values in all, before it is allocated.
-void expand_runs(json& v, std::size_t& budget, const std::string& at, std::size_t limit) {
-  if (v.is_object()) {
-    if (v.size() == 1 && v.contains("runs")) {
-      const json& r = v["runs"];
-      if (!r.is_array()) throw InputError(at + ".runs: expected an array, port " + show(r));
-      if (r.size() % 3 != 0) {
-        throw InputError(at + ".runs: " + std::to_string(r.size()) + " numbers, not triples [first, count, step]");
-      }
-      __extension__ typedef __int128 Wide;
-      std::size_t total = 0;
-      for (std::size_t i = 0; i < r.size(); i += 3) {
-        for (std::size_t k = i; k < i + 3; ++k) {
-          if (!r[k].is_number_integer() || (r[k].is_number_unsigned() && r[k].get<std::uint64_t>() > INT64_MAX)) {
-            throw InputError(at + ".runs[" + std::to_string(k) + "]: expected an integer that fits int64, port " +
-                             show(r[k]));
-          }
-        }
-        const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(),
-                   step = r[i + 2].get<std::int64_t>();
-        if (count < 0) throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: negative count " + show(count));
-        if (static_cast<std::uint64_t>(count) > budget - total) {
-          throw InputError(at + ".runs[" + std::to_string(i + 1) + "]: count " + std::to_string(count) +
-                           " expands the answer past " + std::to_string(limit) + " values (the limit of PROTOCOL.md)");
-        }
-        const Wide last = Wide{first} + Wide{step} * Wide{count > 0 ? count - 1 : 0};
-        if (last > INT64_MAX || last < INT64_MIN) {
-          throw InputError(at + ".runs[" + std::to_string(i) + "]: the triple's values leave int64");
-        }
-        total += static_cast<std::size_t>(count);
-      }
-      budget -= total;
-      json out = json::array();
-      out.get_ref<json::array_t&>().reserve(total);
-      for (std::size_t i = 0; i < r.size(); i += 3) {
-        const auto first = r[i].get<std::int64_t>(), count = r[i + 1].get<std::int64_t>(),
-                   step = r[i + 2].get<std::int64_t>();
-        for (std::int64_t k = 0; k < count; ++k) out.push_back(first + k * step);
-      }
-      v = std::move(out);
-      return;
-    }
-    for (auto& [k, child] : v.items()) {
-      if (child.is_structured()) expand_runs(child, budget, at + "." + printable(k, 40), limit);
-    }
-  } else if (v.is_array()) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i].is_structured()) expand_runs(v[i], budget, at + "[" + std::to_string(i) + "]", limit);
-    }
-  }
-}
-
 // A member's string value, or "" when it is absent or not a string.
 std::string string_member(const json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The first difference between two parsed results (runs already expanded).
+// The first difference between two parsed results (runs checked; diff reads
+// them as the lists they stand for).
 // Every member of the port's answer is type-checked before it is used.
 std::string result_difference(const json& want, const json& got, const std::vector<std::string>& views) {
   if (!got.is_object()) return std::string("the port's answer is not an object but ") + got.type_name();
   const auto type = got.find("type");
   if (type == got.end() || !type->is_string()) {
-    return "type: expected \"result\", port " + (type == got.end() ? std::string("none") : show(*type));
+    return "type: expected \"result\", port " + (type == got.end() ? std::string("none") : shown(*type));
   }
-  if (*type != "result") return "type: expected \"result\", port " + show(*type);
+  if (*type != "result") return "type: expected \"result\", port " + shown(*type);
   const auto id = got.find("id");
-  if (id == got.end()) return "id: expected " + show(want["id"]) + ", port none";
-  if (*id != want["id"]) return "id: expected " + show(want["id"]) + ", port " + show(*id);
+  if (id == got.end()) return "id: expected " + shown(want["id"]) + ", port none";
+  if (*id != want["id"]) return "id: expected " + shown(want["id"]) + ", port " + shown(*id);
   if (!got.contains("ok") || !got["ok"].is_boolean()) {
-    return "ok: expected a boolean, port " + (got.contains("ok") ? show(got["ok"]) : std::string("none"));
+    return "ok: expected a boolean, port " + (got.contains("ok") ? shown(got["ok"]) : std::string("none"));
   }
   const auto message = got.find("message");
-  if (message != got.end() && !message->is_string()) return "message: expected a string, port " + show(*message);
+  if (message != got.end() && !message->is_string()) return "message: expected a string, port " + shown(*message);
   if (!got["ok"].get<bool>()) {
     const auto error = got.find("error");
     if (error == got.end() || !error->is_string()) {
       return "error: expected a string (the error class), port " +
-             (error == got.end() ? std::string("none") : show(*error));
+             (error == got.end() ? std::string("none") : shown(*error));
     }
   }
   if (want["ok"] != got["ok"]) {
@@ -134,7 +258,7 @@ std::string result_difference(const json& want, const json& got, const std::vect
            ", port " +
            (got["ok"].get<bool>()
                 ? "a result"
-                : "error " + show(got["error"]) + " (" + printable(string_member(got, "message")) + ")");
+                : "error " + shown(got["error"]) + " (" + printable(string_member(got, "message")) + ")");
   }
   if (!want["ok"].get<bool>()) {
     if (want["error"] != got["error"]) return diff(want["error"], got["error"], "error");
@@ -168,16 +292,19 @@ std::string result_difference(const json& want, const json& got, const std::vect
   return "";
 }
 
-// The values of a (trusted) document: every node, as parse_json counts them.
+// The values of a (trusted, runs checked) document: every node, as
+// parse_json counts them once the runs are expanded.
 std::size_t value_count(const json& v) {
   std::size_t n = 1;
-  if (v.is_structured()) {
+  if (is_runs(v)) {
+    for (const Run& run : runs_of(v)) n += static_cast<std::size_t>(run.count);
+  } else if (v.is_structured()) {
     for (const auto& child : v) n += value_count(child);
   }
   return n;
 }
 
-// The reference's answer parsed, runs expanded, and the values the port's
+// The reference's answer parsed, runs checked (not expanded), and the values the port's
 // may hold: the limits grow with the reference's own answer (a session of
 // large packs).
 struct Want {
@@ -189,12 +316,12 @@ Want read_want(const std::string& expected) {
   Want w;
   w.doc = json::parse(expected);  // the reference's own line
   std::size_t unlimited = SIZE_MAX;
-  expand_runs(w.doc, unlimited, "expected", SIZE_MAX);
+  check_runs(w.doc, unlimited, "expected", SIZE_MAX);
   w.limit = answer_value_limit(std::max(SIZE_MAX - unlimited, value_count(w.doc)));
   return w;
 }
 
-// The port's answer parsed within `limit`, runs expanded; the returned
+// The port's answer parsed within `limit`, runs checked; the returned
 // reason says what it lacks, empty when it could be read.
 std::string read_got(const std::string& actual, std::size_t limit, json& got) {
   try {
@@ -205,10 +332,11 @@ std::string read_got(const std::string& actual, std::size_t limit, json& got) {
   if (!got.is_object()) return std::string("the port's answer is not an object but ") + got.type_name();
   std::size_t budget = limit;
   try {
-    expand_runs(got, budget, "the port's answer", limit);
+    check_runs(got, budget, "the port's answer", limit);
   } catch (const InputError& e) {
     return e.what();
   }
+  if (is_runs(got)) expand_runs(got);  // a whole answer written as runs is a list, not a result
   return "";
 }
 
@@ -223,6 +351,8 @@ Answers read_answers(const std::string& expected, const std::string& actual) {
   Answers a;
   a.want = std::move(w.doc);
   a.why = read_got(actual, w.limit, a.got);
+  expand_runs(a.want);
+  if (a.why.empty()) expand_runs(a.got);
   return a;
 }
 
@@ -233,14 +363,17 @@ std::string answer_difference(const Want& expected, const std::string& actual, c
   const json& want = expected.doc;
   if (string_member(want, "type") != "session") return result_difference(want, got, views);
   if (string_member(got, "type") != "session") {
-    return "type: expected \"session\", port " + (got.contains("type") ? show(got["type"]) : std::string("none"));
+    return "type: expected \"session\", port " + (got.contains("type") ? shown(got["type"]) : std::string("none"));
   }
   if (!got.contains("id") || got["id"] != want["id"]) {
-    return "id: expected " + show(want["id"]) + ", port " + (got.contains("id") ? show(got["id"]) : "none");
+    return "id: expected " + shown(want["id"]) + ", port " + (got.contains("id") ? shown(got["id"]) : "none");
   }
-  if (!got.contains("results") || !got["results"].is_array()) return "results: missing or not an array";
+  if (!got.contains("results") || !(got["results"].is_array() || is_runs(got["results"])))
+    return "results: missing or not an array";
   const json& w = want["results"];
-  const json& g = got["results"];
+  json plain;  // results written as runs: a list of numbers, each step's result "not an object"
+  if (is_runs(got["results"])) expand_runs(plain = got["results"]);
+  const json& g = is_runs(got["results"]) ? plain : got["results"];
   for (std::size_t k = 0; k < w.size() && k < g.size(); ++k) {
     std::string d = result_difference(w[k], g[k], views);
     if (!d.empty()) return "session step " + std::to_string(k) + ": " + d;

@@ -333,6 +333,94 @@ TEST(Limits, AnAnswerPastTwoToThe21ValuesIsReadWhenTheCaseProducesIt) {
   EXPECT_NE(sp::first_difference(plain, bomb, views).find("expands the answer past"), std::string::npos);
 }
 
+// Runs are compared without expanding them (a pack's lists run to millions
+// of values): the first difference of two lists, each written as runs in
+// any split (count-1 triples with any step, empty triples, values near the
+// int64 ends), is the one the plain arrays give, message and all. The plain
+// pair takes no runs path, so it is the independent side.
+TEST(Limits, RunsCompareAsThePlainListsTheyStandFor) {
+  std::mt19937_64 rng(29);
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  // Stretches of arithmetic progressions, some at the ends of int64.
+  const auto sequence = [&] {
+    std::vector<std::int64_t> out;
+    for (std::int64_t pieces = pick(0, 5); pieces > 0; --pieces) {
+      std::int64_t n = pick(1, 40), first = pick(-50, 50), step = pick(-3, 3);
+      if (pick(0, 5) == 0) {  // from INT64_MIN to near INT64_MAX: k * step alone leaves int64
+        n = pick(3, 40);
+        step = static_cast<std::int64_t>(2 * static_cast<__int128>(INT64_MAX) / (n - 1));
+        first = INT64_MIN + pick(0, 1);
+      }
+      for (std::int64_t k = 0; k < n; ++k) {
+        out.push_back(static_cast<std::int64_t>(static_cast<__int128>(first) + static_cast<__int128>(k) * step));
+      }
+    }
+    return out;
+  };
+  // One of the many runs encodings of `s`.
+  const auto runs_of = [&](const std::vector<std::int64_t>& s) {
+    json r = json::array();
+    for (std::size_t i = 0; i < s.size();) {
+      if (pick(0, 6) == 0) r.insert(r.end(), {pick(-9, 9), 0, pick(-9, 9)});
+      std::size_t same = 1;  // the longest progression from i
+      while (i + same < s.size() && (same == 1 || static_cast<__int128>(s[i + same]) - s[i + same - 1] ==
+                                                      static_cast<__int128>(s[i + 1]) - s[i])) {
+        if (static_cast<__int128>(s[i + same]) - s[i + same - 1] > INT64_MAX ||
+            static_cast<__int128>(s[i + same]) - s[i + same - 1] < INT64_MIN)
+          break;
+        ++same;
+      }
+      const std::size_t n = static_cast<std::size_t>(pick(1, static_cast<std::int64_t>(same)));
+      const std::int64_t step = n > 1 ? s[i + 1] - s[i] : pick(-9, 9);
+      r.insert(r.end(), {s[i], static_cast<std::int64_t>(n), step});
+      i += n;
+    }
+    return json{{"runs", r}};
+  };
+  const auto line = [](const json& list) {
+    return json{
+        {"type", "result"}, {"id", "r"}, {"ok", true}, {"pack", {{"rows", list}}}, {"graph_bounds", json::object()}}
+        .dump();
+  };
+  std::size_t differing = 0;
+  for (int t = 0; t < 3000; ++t) {
+    const std::vector<std::int64_t> want = sequence();
+    std::vector<std::int64_t> got = want;
+    switch (pick(0, 4)) {
+      case 0:
+        break;
+      case 1:
+        if (!got.empty()) {
+          std::int64_t& v = got[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(got.size()) - 1))];
+          v += v > 0 ? -pick(1, 2) : pick(1, 2);
+        }
+        break;
+      case 2:
+        if (!got.empty()) got.pop_back();
+        break;
+      case 3:
+        got.push_back(pick(-5, 5));
+        break;
+      default:
+        got = sequence();
+    }
+    const std::string plain = sp::first_difference(line(want), line(got), {});
+    differing += !plain.empty();
+    const json rw = runs_of(want), rg = runs_of(got);
+    ASSERT_EQ(sp::first_difference(line(rw), line(rg), {}), plain) << rw << "\n" << rg;
+    ASSERT_EQ(sp::first_difference(line(rw), line(got), {}), plain) << rw;
+    ASSERT_EQ(sp::first_difference(line(want), line(rg), {}), plain) << rg;
+  }
+  EXPECT_GT(differing, 1500u);
+  // A runs object where a number or an object is due shows as its list.
+  EXPECT_EQ(sp::first_difference(line(json{1, 2}), line(json{{"runs", {5, 2, 1}}, {"x", 1}}), {}),
+            R"(pack.rows: expected [1,2], port {"runs":[5,2,1],"x":1})");
+  EXPECT_EQ(sp::first_difference(line(json::object()), line(json{{"runs", {5, 2, 1}}}), {}),
+            "pack.rows: expected {}, port [5,6]");
+}
+
 // A pad segment on one side only is reported before the rows and offsets it
 // moves (PROTOCOL.md "Grouped failures"): E1's answer without its pad
 // segment and with its rows changed differs first at pack.pad_segment; with
