@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       ->add_option(
           "--jobs", co.jobs,
           "Port processes answering together, each a share of every batch (the verdict is the same at "
-          "any count; 1 by default: 2 ports ran the original 1.13x as fast on 2 cores, bench/jobs.sh, PROTOCOL.md)")
+          "any count; 1 by default: 2 ports ran the original 1.32x as fast on 2 cores, bench/jobs.sh, PROTOCOL.md)")
       ->capture_default_str();
   conform
       ->add_option("--require-feature", co.require_features,

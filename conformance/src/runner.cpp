@@ -212,47 +212,43 @@ std::string Runner::ask(const std::string& request, const std::string& expect, c
 }
 
 void Runner::run_batch(std::vector<Pending>& batch) {
-  Answered done = collect_in_flight();
+  finish_in_flight();
   if (!breaker_.empty()) batch.clear();  // the port answers nothing: the run stops
-  if (!batch.empty()) {
-    in_flight_ = std::move(batch);
-    batch.clear();
-    batch_size_ = std::min(kBatch, 2 * batch_size_);
-    std::vector<std::string> lines;
-    lines.reserve(in_flight_.size());
-    for (Pending& p : in_flight_) {
-      p.views = views_of(p, port_views_);
-      lines.push_back(request_of(p, p.views));
-    }
-    std::vector<std::string> ids;
-    ids.reserve(in_flight_.size());
-    for (const Pending& p : in_flight_) ids.push_back(p.id);
-    io_ = std::async(std::launch::async, [this, lines = std::move(lines), ids = std::move(ids)] {
-      const std::size_t jobs = 1 + more_ports_.size();
-      io_logs_.assign(jobs, IoLog{});
-      if (jobs == 1) return exchange_all(port_, lines, ids, io_logs_[0]);
-      // Case k to port k % jobs; the answers back in the batch's order.
-      std::vector<std::vector<std::string>> part_lines(jobs), part_ids(jobs);
-      for (std::size_t k = 0; k < lines.size(); ++k) {
-        part_lines[k % jobs].push_back(lines[k]);
-        part_ids[k % jobs].push_back(ids[k]);
-      }
-      std::vector<std::future<std::vector<Outcome>>> parts;
-      for (std::size_t j = 1; j < jobs; ++j) {
-        parts.push_back(std::async(std::launch::async, [this, j, &part_lines, &part_ids] {
-          return exchange_all(*more_ports_[j - 1], part_lines[j], part_ids[j], io_logs_[j]);
-        }));
-      }
-      std::vector<std::vector<Outcome>> answers(jobs);
-      answers[0] = exchange_all(port_, part_lines[0], part_ids[0], io_logs_[0]);
-      for (std::size_t j = 1; j < jobs; ++j) answers[j] = parts[j - 1].get();
-      std::vector<Outcome> outcome(lines.size());
-      for (std::size_t k = 0; k < lines.size(); ++k) outcome[k] = std::move(answers[k % jobs][k / jobs]);
-      return outcome;
-    });
+  if (batch.empty()) return;
+  in_flight_ = std::move(batch);
+  batch.clear();
+  batch_size_ = std::min(kBatch, 2 * batch_size_);
+  std::vector<std::string> lines;
+  lines.reserve(in_flight_.size());
+  for (Pending& p : in_flight_) {
+    p.views = views_of(p, port_views_);
+    lines.push_back(request_of(p, p.views));
   }
-  // The previous batch is compared while the port answers this one.
-  record_answered(done);
+  std::vector<std::string> ids;
+  for (const Pending& p : in_flight_) ids.push_back(p.id);
+  io_ = std::async(std::launch::async, [this, lines = std::move(lines), ids = std::move(ids)] {
+    const std::size_t jobs = 1 + more_ports_.size();
+    io_logs_.assign(jobs, IoLog{});
+    if (jobs == 1) return exchange_all(port_, lines, ids, io_logs_[0]);
+    // Case k to port k % jobs; the answers back in the batch's order.
+    std::vector<std::vector<std::string>> part_lines(jobs), part_ids(jobs);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      part_lines[k % jobs].push_back(lines[k]);
+      part_ids[k % jobs].push_back(ids[k]);
+    }
+    std::vector<std::future<std::vector<Outcome>>> parts;
+    for (std::size_t j = 1; j < jobs; ++j) {
+      parts.push_back(std::async(std::launch::async, [this, j, &part_lines, &part_ids] {
+        return exchange_all(*more_ports_[j - 1], part_lines[j], part_ids[j], io_logs_[j]);
+      }));
+    }
+    std::vector<std::vector<Outcome>> answers(jobs);
+    answers[0] = exchange_all(port_, part_lines[0], part_ids[0], io_logs_[0]);
+    for (std::size_t j = 1; j < jobs; ++j) answers[j] = parts[j - 1].get();
+    std::vector<Outcome> outcome(lines.size());
+    for (std::size_t k = 0; k < lines.size(); ++k) outcome[k] = std::move(answers[k % jobs][k / jobs]);
+    return outcome;
+  });
   for (Pending& p : in_flight_) {
     if (!p.expect.empty()) continue;
     p.expect = p.steps.empty() ? result_line(p.c, p.id, p.views, port_encoding_)
@@ -261,39 +257,28 @@ void Runner::run_batch(std::vector<Pending>& batch) {
 }
 
 void Runner::finish_in_flight() {
-  Answered done = collect_in_flight();
-  record_answered(done);
-}
-
-Runner::Answered Runner::collect_in_flight() {
-  Answered done;
-  if (!io_.valid()) return done;
-  done.outcome = io_.get();
-  done.cases = std::move(in_flight_);
-  in_flight_.clear();
+  if (!io_.valid()) return;
+  const std::vector<Outcome> outcome = io_.get();
   for (const IoLog& log : io_logs_) {
     crashes_ += log.crashes;
     for (const auto& m : log.messages) err_ << m;
     if (breaker_.empty()) breaker_ = log.breaker;  // the first port's (in port order) that tripped
   }
   io_logs_.clear();
-  return done;
-}
-
-void Runner::record_answered(Answered& done) {
-  for (std::size_t k = 0; k < done.cases.size(); ++k) {
-    if (done.outcome[k].skipped) continue;
-    Pending& p = done.cases[k];
-    record(p,
-           done.outcome[k].answered ? first_difference(p.expect, done.outcome[k].text, p.views) : done.outcome[k].text,
-           done.outcome[k].hung);
+  for (std::size_t k = 0; k < in_flight_.size(); ++k) {
+    if (outcome[k].skipped) continue;
+    record(in_flight_[k],
+           outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text, in_flight_[k].views)
+                               : outcome[k].text,
+           outcome[k].hung);
   }
+  in_flight_.clear();
   if (!breaker_.empty() && !stop_) {
     stop_ = true;
     if (o_.progress) err_ << "\n";
     out_ << "STOP: " << breaker_ << "\n" << std::flush;
   }
-  if (!done.cases.empty()) progress();
+  progress();
 }
 
 std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<std::string>& lines,

@@ -172,22 +172,10 @@ class Runner {
   std::string breaker_;  // the breaker's verdict, "" while it holds (from the I/O threads' logs)
 
   // Pipelining, one batch in flight: the port answers batch k (on an I/O
-  // thread) while this thread compares and records batch k - 1, computes the
-  // reference's expected results for k and generates batch k + 1. Batches
-  // are recorded in order, whatever the timing.
+  // thread) while this thread computes the reference's expected results for k
+  // and generates batch k + 1; then batch k is compared and recorded.
   void run_batch(std::vector<Pending>& batch);
   void finish_in_flight();
-  // A batch the port has answered, not yet recorded.
-  struct Answered {
-    std::vector<Pending> cases;
-    std::vector<Outcome> outcome;
-  };
-  // Waits for the batch in flight and merges its I/O logs (crashes,
-  // messages, the breaker) into the run.
-  Answered collect_in_flight();
-  // Compares and records an answered batch; stops the run when the breaker
-  // has tripped.
-  void record_answered(Answered& done);
   // On an I/O thread: every line's answer from `port`; a crash or hang fails
   // that case and restarts the port.
   std::vector<Outcome> exchange_all(Port& port, const std::vector<std::string>& lines,
