@@ -107,12 +107,21 @@ void expand_runs(json& v) {
   }
 }
 
+// A copy of `v` with its (checked) runs expanded.
+json expanded(json v) {
+  expand_runs(v);
+  return v;
+}
+
 // A value as a message shows it: runs as the plain array they stand for.
-std::string shown(const json& v) {
-  if (!v.is_structured()) return show(v);
-  json plain = v;
-  expand_runs(plain);
-  return show(plain);
+std::string shown(const json& v) { return v.is_structured() ? show(expanded(v)) : show(v); }
+
+// The entries of a list, plain or (checked) runs.
+std::size_t list_size(const json& v) {
+  if (!is_runs(v)) return v.size();
+  std::size_t n = 0;
+  for (const Run& run : runs_of(v)) n += static_cast<std::size_t>(run.count);
+  return n;
 }
 
 // A list, plain or runs, read one value at a time.
@@ -134,12 +143,6 @@ class Cursor {
       ++run_;
       k_ = 0;
     }
-  }
-  std::size_t size() const {
-    if (plain_ != nullptr) return plain_->size();
-    std::size_t n = 0;
-    for (const Run& run : runs_) n += static_cast<std::size_t>(run.count);
-    return n;
   }
 
  private:
@@ -183,7 +186,7 @@ std::string list_diff(const json& want, const json& got, const std::string& at) 
       if (!d.empty()) return d;
     }
   }
-  const std::size_t nw = Cursor(want).size(), ng = Cursor(got).size();
+  const std::size_t nw = list_size(want), ng = list_size(got);
   if (nw != ng) return at + ": expected " + std::to_string(nw) + " entries, port " + std::to_string(ng);
   return "";
 }
@@ -295,10 +298,9 @@ std::string result_difference(const json& want, const json& got, const std::vect
 // The values of a (trusted, runs checked) document: every node, as
 // parse_json counts them once the runs are expanded.
 std::size_t value_count(const json& v) {
+  if (is_runs(v)) return 1 + list_size(v);
   std::size_t n = 1;
-  if (is_runs(v)) {
-    for (const Run& run : runs_of(v)) n += static_cast<std::size_t>(run.count);
-  } else if (v.is_structured()) {
+  if (v.is_structured()) {
     for (const auto& child : v) n += value_count(child);
   }
   return n;
@@ -371,8 +373,8 @@ std::string answer_difference(const Want& expected, const std::string& actual, c
   if (!got.contains("results") || !(got["results"].is_array() || is_runs(got["results"])))
     return "results: missing or not an array";
   const json& w = want["results"];
-  json plain;  // results written as runs: a list of numbers, each step's result "not an object"
-  if (is_runs(got["results"])) expand_runs(plain = got["results"]);
+  // Results written as runs are a list of numbers: each step's result "not an object".
+  const json plain = is_runs(got["results"]) ? expanded(got["results"]) : json();
   const json& g = is_runs(got["results"]) ? plain : got["results"];
   for (std::size_t k = 0; k < w.size() && k < g.size(); ++k) {
     std::string d = result_difference(w[k], g[k], views);

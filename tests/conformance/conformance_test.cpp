@@ -414,7 +414,8 @@ TEST(Limits, RunsCompareAsThePlainListsTheyStandFor) {
     ASSERT_EQ(sp::first_difference(line(want), line(rg), {}), plain) << rg;
   }
   EXPECT_GT(differing, 1500u);
-  // A runs object where a number or an object is due shows as its list.
+  // An object with a member besides "runs" is not a runs object; a runs
+  // object where another type is due shows as its list.
   EXPECT_EQ(sp::first_difference(line(json{1, 2}), line(json{{"runs", {5, 2, 1}}, {"x", 1}}), {}),
             R"(pack.rows: expected [1,2], port {"runs":[5,2,1],"x":1})");
   EXPECT_EQ(sp::first_difference(line(json::object()), line(json{{"runs", {5, 2, 1}}}), {}),
