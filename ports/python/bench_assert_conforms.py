@@ -6,8 +6,9 @@ Usage: bench_assert_conforms.py --seqpack BUILD/cli/seqpack [--original FILE] [-
 
 Three figures on the original module, each in cases per second, and their
 ratios to the first:
-  subprocess   `seqpack conform --port "python3 seqpack_port.py ORIGINAL" --profile packer --cases N`
-               (the C++ runner: generation, the oracle and the port pipelined; its own figure)
+  subprocess   `seqpack conform --port "python3 seqpack_port.py ORIGINAL" --profile packer --cases N --jobs 1`
+               (the C++ runner with one port, as in-process checking has one interpreter: generation,
+               the oracle and the port pipelined; its own figure)
   in-process   seqpack.testing.assert_conforms under Hypothesis @given on strategies.cases("packer"),
                N examples, generation included (how a pytest user runs it)
   in-process, cases only   assert_conforms on N cases drawn beforehand (no Hypothesis in the loop)
@@ -52,7 +53,7 @@ def main():
         with tempfile.TemporaryDirectory(prefix="pymodule-bench-") as tmp:
             report = os.path.join(tmp, "report.json")
             run = subprocess.run([args.seqpack, "conform", "--port", port, "--profile", "packer", "--seed",
-                                  str(args.seed), "--known-failures", known, "--report", report] + list(extra),
+                                  str(args.seed), "--known-failures", known, "--report", report, "--jobs", "1"] + list(extra),
                                  capture_output=True, text=True)
             if run.returncode != 0:
                 sys.exit("the subprocess runner failed:\n" + run.stdout + run.stderr)

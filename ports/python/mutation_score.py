@@ -88,7 +88,7 @@ def conform(seqpack, module, seed, vectors, known, extra, timeout):
     Returns (verdict, detail, seconds): killed / survived / timeout."""
     port = "%s %s %s" % (PYTHON, shlex.quote(os.path.join(HERE, "seqpack_port.py")), shlex.quote(module))
     cmd = [seqpack, "conform", "--port", port, "--seed", str(seed), "--vectors", vectors, "--known-failures", known,
-           "--shrink-budget", "0"] + extra
+           "--shrink-budget", "0", "--jobs", "1"] + extra
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     timer = threading.Timer(timeout, lambda: kill(proc))
@@ -124,7 +124,7 @@ def count_groups(seqpack, module, seed, vectors, known, extra, timeout):
     """The failure groups of one whole default run (None if it gave no summary)."""
     port = "%s %s %s" % (PYTHON, shlex.quote(os.path.join(HERE, "seqpack_port.py")), shlex.quote(module))
     cmd = [seqpack, "conform", "--port", port, "--seed", str(seed), "--vectors", vectors, "--known-failures", known,
-           "--shrink-budget", "0", "--no-consequences"] + extra
+           "--shrink-budget", "0", "--no-consequences", "--jobs", "1"] + extra
     try:
         out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout).stdout
     except subprocess.TimeoutExpired:

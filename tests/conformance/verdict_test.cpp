@@ -113,11 +113,52 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
             "views.derived.from_all_seq");
   EXPECT_NE(sc::failure_signature("views.derived.from_mode_splits.causal_rows[0]: expected 1, port 2"),
             "views.derived.from_all_seq");
-  // A port raising what it cannot classify is one fault, whatever was expected.
-  EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "unclassified" (KeyError))"),
-            "port error unclassified");
-  EXPECT_EQ(sc::failure_signature(R"(error: expected "length_mismatch", port "unclassified")"),
-            "port error unclassified");
+  // A view that calls one operation is one group for each field of its
+  // answer; the interleaved stream, padded (a pad segment's zero tail) or
+  // not, is one rule, as a view's two streams are.
+  const std::string kAllSeq = "views.{getters.all_seq_rows,all_seq_padded}";
+  EXPECT_EQ(sc::failure_signature("views.all_seq_padded.max_len: missing in the port's result"), kAllSeq);
+  EXPECT_EQ(sc::failure_signature("views.all_seq_padded.rows[1]: expected 1, port 0"), kAllSeq);
+  EXPECT_EQ(sc::failure_signature("views.all_seq_padded: missing in the port's result"), kAllSeq);
+  EXPECT_EQ(sc::failure_signature("views.getters.all_seq_rows[3]: expected 3, port 1"), kAllSeq);
+  EXPECT_EQ(sc::failure_signature("views.getters.causal_padded.rows[1]: expected 1, port 0"),
+            "views.getters.{causal,full_only}_padded");
+  EXPECT_EQ(sc::failure_signature("views.getters.full_only_padded.max_len: expected 1, port 0"),
+            "views.getters.{causal,full_only}_padded");
+  EXPECT_EQ(sc::failure_signature("views.position_ids.gen_3d[2][0]: expected 1, port 0"),
+            "views.position_ids.{und,gen}_3d");
+  EXPECT_NE(sc::failure_signature("views.position_ids.gen[0]: expected 1, port 0"),
+            sc::failure_signature("views.position_ids.gen_3d[2][0]: expected 1, port 0"));
+  EXPECT_EQ(sc::failure_signature("views.derived.from_all_seq.all_seq_rows[2]: expected 1, port 2"),
+            "views.derived.from_all_seq");
+  // A port raising what it cannot classify is one fault, whatever was
+  // expected, and one with a crash or a hang: the case failed as a whole.
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "unclassified" (KeyError))"), sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "length_mismatch", port "unclassified")"), sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("no answer within 0.500000 s (hung)"), sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("session step 1: no answer within 10.000000 s (hung)"), sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("the port exited (crashed) before answering"), sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("the port closed its input (exited)"), sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("no complete answer line within 0.3 s: 65536 bytes without a newline"),
+            sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("the port's answer line exceeds the limit of 67108864 bytes"), sc::kPortFailure);
+  EXPECT_EQ(
+      sc::failure_signature("the port's answers to this batch pass 268435456 bytes in all (PROTOCOL.md, \"Limits\")"),
+      sc::kPortFailure);
+  EXPECT_EQ(sc::difference_kind("no answer within 0.500000 s (hung)"), "hung");
+  EXPECT_EQ(sc::difference_kind("the port's answer line exceeds the limit of 67108864 bytes"), "line too long");
+  EXPECT_EQ(sc::difference_kind("the port exited (crashed) before answering"), "crashed");
+  // An unreadable answer is not a failure to answer: its text, numbers folded.
+  EXPECT_EQ(sc::failure_signature("the answer is not JSON at byte 12"), "the answer is not JSON at byte #");
+  EXPECT_EQ(sc::failure_signature("no answer within 2 s, but hung"), "no answer within # s, but hung");
+  // The pad segment's own refusal is the pad segment's rule: built where it
+  // is not due, refused where it is not, not built where it is due.
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "pad_segment_pairing" (AssertionError))"),
+            "pack.pad_segment");
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected error "pad_segment_pairing", port a result)"), "pack.pad_segment");
+  EXPECT_EQ(sc::failure_signature(R"(pack.pad_segment: expected null, port {"max_sample_len":5})"), "pack.pad_segment");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "pad_segment_pairing", port "invalid_layout")"),
+            "error class invalid_layout");
   // ok and error by the class the port is wrong about: the one it raised,
   // or the one it did not raise; a class raised where it does not apply and
   // not raised where it does are one rule's fault.
@@ -147,8 +188,6 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
             sc::failure_signature("graph_bounds.image[0]: expected 256, port 384"));
   EXPECT_EQ(sc::failure_signature("session step 0: pack.causal_rows: expected 4 entries, port 3"),
             "pack.{causal,full_only}_rows");
-  // Not a field path: the text, numbers folded.
-  EXPECT_EQ(sc::failure_signature("no answer within 0.500000 s (hung)"), "no answer within # s (hung)");
   // Different fields are different groups.
   EXPECT_NE(sc::failure_signature("pack.causal_rows: expected 4 entries, port 3"),
             sc::failure_signature("pack.causal_sample_ids: expected 4 entries, port 3"));
@@ -158,7 +197,7 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
   EXPECT_EQ(sc::difference_kind("pack.full_only_rows[3]: expected 4, port 5"), "value");
   EXPECT_EQ(sc::difference_kind("session step 1: pack.full_only_rows: expected 4 entries, port 3"), "length");
   EXPECT_EQ(sc::difference_kind("views.getters: declared but missing"), "missing");
-  EXPECT_EQ(sc::difference_kind("no answer within 0.500000 s (hung)"), "");
+  EXPECT_EQ(sc::difference_kind("the answer is not JSON at byte 12"), "");
 }
 
 // Issue 28: a signature (and so a JUnit testcase name) is cut at a word
@@ -254,7 +293,8 @@ TEST(Breaker, AHangOnSomeCasesStillChecksTheRest) {
   const json rep = json::parse(in);
   EXPECT_TRUE(rep["circuit_breaker"].is_null());
   ASSERT_EQ(rep["groups"].size(), 1u) << r.out;
-  EXPECT_EQ(rep["groups"][0]["signature"], "no answer within # s (hung)");
+  EXPECT_EQ(rep["groups"][0]["signature"], sc::kPortFailure);
+  EXPECT_EQ(rep["groups"][0]["kinds"], json({{"hung", rep["groups"][0]["count"]}})) << rep.dump();
   // Each cp 2 case hung once, and nothing else did (no probe failed).
   EXPECT_GE(rep["groups"][0]["count"].get<std::int64_t>(), 3);
   EXPECT_EQ(rep["groups"][0]["count"], rep["crashes_or_hangs"]);

@@ -43,7 +43,7 @@ struct ConformOptions {
   /// full API asks.
   std::vector<std::string> require_features;
   /// Port processes that answer one batch together, each a share of its
-  /// cases (--jobs; the CLI's default is the number of cores). The verdict
+  /// cases (--jobs; the CLI's default is the number of cores, at most 8). The verdict
   /// does not depend on it: every case is recorded in the order of a run
   /// with one port.
   int jobs = 1;
