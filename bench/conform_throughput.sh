@@ -21,9 +21,12 @@ trap 'rm -rf "$work"' EXIT
 
 # measure NAME BINARY: sets conform_s and oracle_s
 measure() {
-  local name=$1 bin=$2 t0 t1 t2 t3 lines
+  local name=$1 bin=$2 t0 t1 t2 t3 lines jobs=()
+  # One port: N ports' tees would each write the one requests file (a
+  # baseline built before --jobs runs one anyway).
+  if "$bin" conform --help | grep -q -- --jobs; then jobs=(--jobs 1); fi
   t0=$(date +%s.%N)
-  "$bin" conform --profile packer --no-vectors --cases "$cases" \
+  "$bin" conform --profile packer --no-vectors --cases "$cases" "${jobs[@]}" \
     --port "tee '$work/$name.jsonl' | '$bin' oracle" > "$work/$name.txt"
   t1=$(date +%s.%N)
   grep '^conform:' "$work/$name.txt"

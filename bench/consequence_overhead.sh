@@ -13,7 +13,7 @@ wrong=$build/ports/wrong_port
 run() {  # label, extra flags...: prints seconds
   local start end
   start=$(date +%s.%N)
-  "$seqpack" conform "${@:2}" >/dev/null 2>&1 || true
+  "$seqpack" conform --jobs 1 "${@:2}" >/dev/null 2>&1 || true  # one port, as when its figures were taken
   end=$(date +%s.%N)
   echo "$1 $(echo "$end - $start" | bc)"
 }

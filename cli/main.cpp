@@ -1,6 +1,7 @@
 // The seqpack command line: check (the main job), oracle, conform, replay,
 // report, vectors, paths.
 #include <malloc.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,9 +125,17 @@ int main(int argc, char** argv) {
   conform->add_flag(
       "--no-consequences", no_consequences,
       "Do not run each failure group's packs through the attention emulator (no consequence or severity)");
-  // The cores, at most 8: each port process holds its own interpreter (the
-  // Python adapter's, torch loaded, about 0.5 GB).
-  co.jobs = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  // The cores this process may run on (its CPU affinity, as nproc counts
+  // them; a container's cpuset narrows it), at most 8: each port process
+  // holds its own interpreter (the Python adapter's, torch loaded, about
+  // 0.5 GB).
+  {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    const unsigned cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? static_cast<unsigned>(CPU_COUNT(&cpus))
+                                                                         : std::thread::hardware_concurrency();
+    co.jobs = static_cast<int>(std::clamp(cores, 1u, 8u));
+  }
   conform
       ->add_option("--jobs", co.jobs,
                    "Port processes answering together, each a share of every batch (the verdict is the same at "

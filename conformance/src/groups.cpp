@@ -176,7 +176,10 @@ void Runner::record(Pending& p, const std::string& diff, bool hung) {
   }
   Group& g = it->second;
   const std::int64_t size = case_size(p);
-  if (g.count == 0 || size < g.smallest_size) {
+  // The smallest member the port answered, before any it hung on: a case
+  // the port hung on is not shrunk (each try would wait the timeout), and
+  // the port's failure groups hangs with crashes and unclassified errors.
+  if (g.count == 0 || (g.smallest_hung && !hung) || (g.smallest_hung == hung && size < g.smallest_size)) {
     g.smallest = p;
     g.smallest.expect.clear();  // recomputed when shrinking; the line can be megabytes
     g.smallest_diff = diff;

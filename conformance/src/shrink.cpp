@@ -279,6 +279,13 @@ void Runner::shrink_groups() {
 
 void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
   int budget = o_.shrink_budget;
+  // A smaller case fails alike when it has the group's signature; for the
+  // port's failure (kPortFailure), also the same kind: a case that crashes
+  // does not stand for one that raised what the port cannot classify.
+  const std::string kind = difference_kind(f.diff);
+  const auto alike = [&](const std::string& d) {
+    return !d.empty() && failure_signature(d) == sig && (sig != kPortFailure || difference_kind(d) == kind);
+  };
   if (!f.steps.empty()) {
     // A session: first drop steps while it still fails (the marks carry
     // over, so the remaining steps keep their order).
@@ -289,7 +296,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
       bool hung = false;
       const std::string d = ask_session(fewer, p.id + "-shrunk", &hung);
       if (hung) return;  // shrinking stops at the first hang
-      if (!d.empty() && failure_signature(d) == sig) {
+      if (alike(d)) {
         f.steps = std::move(fewer);
         f.diff = d;
       } else {
@@ -311,7 +318,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
           bool hung = false;
           const std::string d = ask_session(smaller, p.id + "-shrunk", &hung);
           if (hung) return;  // shrinking stops at the first hang
-          if (!d.empty() && failure_signature(d) == sig) {
+          if (alike(d)) {
             f.steps = std::move(smaller);
             f.diff = d;
             progress = true;
@@ -330,7 +337,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
       bool hung = false;
       const std::string d = ask_one(candidate, p.id + "-shrunk", &hung);
       if (hung) return;  // shrinking stops at the first hang
-      if (!d.empty() && failure_signature(d) == sig) {
+      if (alike(d)) {
         f.minimal = candidate;
         f.diff = d;
         progress = true;

@@ -55,8 +55,9 @@ bool ends_with(const std::string& s, const std::string& p) {
 
 // How a port failed to answer a case at all (port.cpp's texts): `hung`
 // (no line, or no whole line, in time), `crashed`, `exited`, `line too long`
-// or `batch too large` (answers past the limits of "Limits"); empty for any
-// other text.
+// or `batch too large` (answers past the byte limits of "Limits"), `no
+// restart`, `not running`; empty for any other text (an answer past the
+// value limit keeps its own group).
 std::string failure_mode(const std::string& text) {
   if (starts_with(text, "no answer within ") && ends_with(text, " s (hung)")) return "hung";
   if (starts_with(text, "no complete answer line within ") && ends_with(text, " bytes without a newline"))
@@ -65,6 +66,8 @@ std::string failure_mode(const std::string& text) {
   if (text == "the port closed its input (exited)") return "exited";
   if (starts_with(text, "the port's answer line exceeds the limit of ")) return "line too long";
   if (starts_with(text, "the port's answers to this batch pass ")) return "batch too large";
+  if (starts_with(text, "the port does not restart")) return "no restart";
+  if (text == "the port is not running") return "not running";
   return "";
 }
 
@@ -120,6 +123,9 @@ std::string difference_kind(const std::string& diff) {
     // The classes (a bounded set) are the kind; the port's message is not.
     std::string kind = rest.substr(0, rest.find(" ("));
     kind.erase(std::remove(kind.begin(), kind.end(), '"'), kind.end());
+    // Whatever was expected, an exception the port cannot classify is the
+    // kind `unclassified` (a kind of the port's failure, kPortFailure).
+    if (ends_with(kind, "port error unclassified") || ends_with(kind, "port unclassified")) return "unclassified";
     return cut_at_word(without_numbers(kind), 100);
   }
   return "value";
@@ -184,7 +190,7 @@ std::string without_stream(const std::string& path) {
 
 std::string failure_signature(const std::string& diff) {
   const Parsed p = parse_difference(diff);
-  // A crash, a hang, an answer past the limits and an exception the port
+  // A crash, a hang, an answer past the byte limits and an exception the port
   // cannot classify name no field to group by: the case failed as a whole.
   // They are one group, the port's failure, told apart by their kinds
   // (`differences: hung 3, line too long 1`); the circuit breaker counts
@@ -197,7 +203,7 @@ std::string failure_signature(const std::string& diff) {
   // it answered where it answered an error (a result expected or another
   // class), otherwise the class it did not raise. A class raised where it
   // does not apply and one not raised where it does are one rule's fault
-  // (`error class pad_segment_pairing`); a port whose calls raise what it
+  // (`error class overflow`); a port whose calls raise what it
   // cannot classify (`unclassified`: an exception of the module itself) is
   // the port's failure, as a crash is, whatever the reference expected. The
   // class of the pad segment's own refusal (`pad_segment_pairing`, raised
@@ -206,8 +212,8 @@ std::string failure_signature(const std::string& diff) {
   // and the refusal raised or not, in one group `pack.pad_segment`.
   if (p.path == "ok" || p.path == "error") {
     const std::string kind = difference_kind(diff);
+    if (kind == "unclassified") return kPortFailure;
     const std::string c = class_at_fault(p.path, kind);
-    if (c == "unclassified") return kPortFailure;
     if (c == "pad_segment_pairing") return "pack.pad_segment";
     if (!c.empty()) return "error class " + c;
     return p.path + " (" + kind + ")";

@@ -84,6 +84,21 @@ int main(int argc, char** argv) {
       std::cout << answer.substr(0, answer.size() / 2) << std::flush;
       hang();
     }
+    // The port's failure in two kinds (kPortFailure): an error it cannot
+    // classify for every case, and a crash on each case tried while
+    // shrinking, or a hang on the cases of fewer than 60 rows (none while
+    // shrinking, nor on the probe, which is answered).
+    const auto unclassified = [&] {
+      return json{{"type", "result"}, {"id", id}, {"ok", false}, {"error", "unclassified"}, {"message", "boom"}}.dump();
+    };
+    if (mode == "unclassified_crash_in_shrink" && type == "case" && id != "probe") {
+      if (shrinking) crash();
+      answer = unclassified();
+    }
+    if (mode == "hang_small_unclassified" && type == "case" && id != "probe") {
+      if (!shrinking && req.value("rows", 0) < 60) hang();
+      answer = unclassified();
+    }
     // A wrong answer for case 2, then a misbehaviour while it is shrunk.
     if (mode == "crash_in_shrink" || mode == "hang_in_shrink") {
       if (shrinking) mode == "crash_in_shrink" ? crash() : hang();

@@ -473,6 +473,30 @@ TEST(HostilePort, CrashWhileShrinkingIsCounted) {
       << show(r);
 }
 
+// The port's failure is one group for crashes, hangs and unclassified
+// errors (issue 28), but shrinking keeps its kind: a smaller case that
+// crashes does not stand for one the port answered `unclassified`.
+TEST(HostilePort, ShrinkingThePortsFailureKeepsItsKind) {
+  const Outcome r = conform("unclassified_crash_in_shrink");
+  EXPECT_RUN(r, 1, "4 unexpected failures in 1 groups, .* [1-9][0-9]* crashes or hangs", 30);
+  EXPECT_TRUE(has(r, "group 1 of 1: port failure \\(crash, hang, answer too long or unclassified error\\): 4 cases"))
+      << show(r);
+  // Every try crashed: the smallest member stays as it was, unclassified.
+  EXPECT_FALSE(has(r, "~min")) << show(r);
+  EXPECT_FALSE(has(r, "difference: the port exited")) << show(r);
+}
+
+// A case the port hung on is not shrunk; the group's smallest member is one
+// the port answered where there is one: p1-3 (70 rows, unclassified), not
+// p1-5 (42 rows, hung).
+TEST(HostilePort, ThePortsFailureShowsAMemberItDidNotHangOn) {
+  const Outcome r = conform("hang_small_unclassified", "--cases 8 --timeout 0.3 --no-consequences");
+  EXPECT_RUN(r, 1, "8 unexpected failures in 1 groups, 0 known failures, 0 now passing, 3 crashes or hangs", 20);
+  EXPECT_TRUE(has(r, "differences: hung 3, unclassified 5")) << show(r);
+  EXPECT_TRUE(has(r, "p1-3~min")) << show(r);
+  EXPECT_FALSE(has(r, "not shrunk \\(the port hung on it\\)")) << show(r);
+}
+
 TEST(HostilePort, GarbageFailsEachCase) {
   EXPECT_RUN(conform("garbage"), 1, "first difference: the port's answer: not JSON at byte [0-9]+: ", 20);
 }

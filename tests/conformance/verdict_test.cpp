@@ -145,6 +145,10 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
   EXPECT_EQ(
       sc::failure_signature("the port's answers to this batch pass 268435456 bytes in all (PROTOCOL.md, \"Limits\")"),
       sc::kPortFailure);
+  EXPECT_EQ(sc::failure_signature("the port does not restart: exec failed"), sc::kPortFailure);
+  EXPECT_EQ(sc::difference_kind("the port does not restart: exec failed"), "no restart");
+  EXPECT_EQ(sc::difference_kind(R"(ok: expected a result, port error "unclassified" (KeyError))"), "unclassified");
+  EXPECT_EQ(sc::difference_kind(R"(error: expected "length_mismatch", port "unclassified")"), "unclassified");
   EXPECT_EQ(sc::difference_kind("no answer within 0.500000 s (hung)"), "hung");
   EXPECT_EQ(sc::difference_kind("the port's answer line exceeds the limit of 67108864 bytes"), "line too long");
   EXPECT_EQ(sc::difference_kind("the port exited (crashed) before answering"), "crashed");

@@ -23,21 +23,23 @@ namespace seqpack::conformance {
 /// about: the one it answered (`error class invalid_layout` for `overflow`
 /// answered as `invalid_layout` and for a result refused with it), or the
 /// one it did not raise, except that `pad_segment_pairing` is the pad
-/// segment's rule, `pack.pad_segment`. A crash, a hang, an answer past the
-/// limits and `unclassified` answered are kPortFailure. Any other text (an unreadable answer) is its
+/// segment's rule, `pack.pad_segment`. A crash, a hang, an answer line or a
+/// batch past its byte limit and `unclassified` answered are kPortFailure. Any other text (an unreadable answer) is its
 /// own signature with its numbers folded to `#`, at most 100 characters,
 /// cut at a word (cut_at_word). Failures of one signature are one group:
 /// one fault, shrunk and printed once.
 std::string failure_signature(const std::string& diff);
 
 /// The signature of a case the port failed as a whole: it crashed, hung,
-/// answered past the limits or raised what it cannot classify
+/// answered a line past 64 MiB (or a batch past 256 MiB), did not restart
+/// or raised what it cannot classify
 /// (difference_kind tells which).
 inline constexpr const char* kPortFailure = "port failure (crash, hang, answer too long or unclassified error)";
 
 /// The kind of a difference at a field: `value`, `length`, `missing`, or for
 /// `ok` and `error` the two classes; for a port that failed to answer,
-/// `hung`, `crashed`, `exited`, `line too long` or `batch too large`; "" for
+/// `hung`, `crashed`, `exited`, `line too long`, `batch too large`, `no
+/// restart`, `not running`, or `unclassified` (for `ok` and `error`); "" for
 /// any other text. A session step's
 /// prefix is skipped.
 std::string difference_kind(const std::string& diff);
