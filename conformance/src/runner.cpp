@@ -119,8 +119,7 @@ int Runner::run() {
       batch.push_back(std::move(p));
       if (batch.size() >= batch_size_) run_batch(batch);
     }
-    run_batch(batch);
-    finish_in_flight();
+    run_batch(batch);  // the vectors' last batches are still in flight as the random cases start
   }
   const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
   for (const sp::Profile profile : o_.profiles) {
@@ -212,67 +211,73 @@ std::string Runner::ask(const std::string& request, const std::string& expect, c
 }
 
 void Runner::run_batch(std::vector<Pending>& batch) {
-  finish_in_flight();
-  if (!breaker_.empty()) batch.clear();  // the port answers nothing: the run stops
-  if (batch.empty()) return;
-  in_flight_ = std::move(batch);
+  // One batch in flight per port: with every port busy, the oldest batch is
+  // judged first, and this one goes to its port. The reference's expected
+  // results are computed while the ports work: before the wait when every
+  // port is busy (a port that is done waits only for the judging), after
+  // sending when one is free.
+  if (batch.empty() || !breaker_.empty()) {  // nothing to send, or the port answers nothing: the run stops
+    batch.clear();
+    return;
+  }
+  const std::size_t jobs = 1 + more_ports_.size();
+  const auto expect = [this](std::vector<Pending>& cases) {
+    for (Pending& p : cases) {
+      if (!p.expect.empty()) continue;
+      p.expect = p.steps.empty() ? result_line(p.c, p.id, p.views, port_encoding_)
+                                 : session_line(p.steps, p.id, p.views, port_encoding_);
+    }
+  };
+  std::vector<Pending> cases = std::move(batch);
   batch.clear();
   batch_size_ = std::min(kBatch, 2 * batch_size_);
-  std::vector<std::string> lines;
-  lines.reserve(in_flight_.size());
-  for (Pending& p : in_flight_) {
+  std::vector<std::string> lines, ids;
+  lines.reserve(cases.size());
+  for (Pending& p : cases) {
     p.views = views_of(p, port_views_);
     lines.push_back(request_of(p, p.views));
+    ids.push_back(p.id);
   }
-  std::vector<std::string> ids;
-  for (const Pending& p : in_flight_) ids.push_back(p.id);
-  io_ = std::async(std::launch::async, [this, lines = std::move(lines), ids = std::move(ids)] {
-    const std::size_t jobs = 1 + more_ports_.size();
-    io_logs_.assign(jobs, IoLog{});
-    if (jobs == 1) return exchange_all(port_, lines, ids, io_logs_[0]);
-    // Case k to port k % jobs; the answers back in the batch's order.
-    std::vector<std::vector<std::string>> part_lines(jobs), part_ids(jobs);
-    for (std::size_t k = 0; k < lines.size(); ++k) {
-      part_lines[k % jobs].push_back(lines[k]);
-      part_ids[k % jobs].push_back(ids[k]);
-    }
-    std::vector<std::future<std::vector<Outcome>>> parts;
-    for (std::size_t j = 1; j < jobs; ++j) {
-      parts.push_back(std::async(std::launch::async, [this, j, &part_lines, &part_ids] {
-        return exchange_all(*more_ports_[j - 1], part_lines[j], part_ids[j], io_logs_[j]);
-      }));
-    }
-    std::vector<std::vector<Outcome>> answers(jobs);
-    answers[0] = exchange_all(port_, part_lines[0], part_ids[0], io_logs_[0]);
-    for (std::size_t j = 1; j < jobs; ++j) answers[j] = parts[j - 1].get();
-    std::vector<Outcome> outcome(lines.size());
-    for (std::size_t k = 0; k < lines.size(); ++k) outcome[k] = std::move(answers[k % jobs][k / jobs]);
-    return outcome;
-  });
-  for (Pending& p : in_flight_) {
-    if (!p.expect.empty()) continue;
-    p.expect = p.steps.empty() ? result_line(p.c, p.id, p.views, port_encoding_)
-                               : session_line(p.steps, p.id, p.views, port_encoding_);
+  const bool wait = flights_.size() >= jobs;
+  if (wait) {
+    expect(cases);
+    finish_oldest();
+    if (!breaker_.empty()) return;
   }
+  // The first port no batch in flight holds (with batches judged oldest
+  // first, the ports take them in turn).
+  Port* port = &port_;
+  for (std::size_t j = 0; j < jobs; ++j) {
+    port = j == 0 ? &port_ : more_ports_[j - 1].get();
+    if (std::none_of(flights_.begin(), flights_.end(), [port](const Flight& g) { return g.port == port; })) break;
+  }
+  Flight& f = flights_.emplace_back();
+  f.cases = std::move(cases);
+  f.port = port;
+  f.log = std::make_unique<IoLog>();
+  f.answers = std::async(std::launch::async, [this, port, log = f.log.get(), lines = std::move(lines),
+                                              ids = std::move(ids)] { return exchange_all(*port, lines, ids, *log); });
+  if (!wait) expect(f.cases);
 }
 
 void Runner::finish_in_flight() {
-  if (!io_.valid()) return;
-  const std::vector<Outcome> outcome = io_.get();
-  for (const IoLog& log : io_logs_) {
-    crashes_ += log.crashes;
-    for (const auto& m : log.messages) err_ << m;
-    if (breaker_.empty()) breaker_ = log.breaker;  // the first port's (in port order) that tripped
-  }
-  io_logs_.clear();
-  for (std::size_t k = 0; k < in_flight_.size(); ++k) {
+  while (!flights_.empty()) finish_oldest();
+}
+
+void Runner::finish_oldest() {
+  Flight& f = flights_.front();
+  const std::vector<Outcome> outcome = f.answers.get();
+  crashes_ += f.log->crashes;
+  for (const auto& m : f.log->messages) err_ << m;
+  if (breaker_.empty()) breaker_ = f.log->breaker;  // the first batch's (in batch order) that tripped
+  for (std::size_t k = 0; k < f.cases.size(); ++k) {
     if (outcome[k].skipped) continue;
-    record(in_flight_[k],
-           outcome[k].answered ? first_difference(in_flight_[k].expect, outcome[k].text, in_flight_[k].views)
-                               : outcome[k].text,
-           outcome[k].hung);
+    record(
+        f.cases[k],
+        outcome[k].answered ? first_difference(f.cases[k].expect, outcome[k].text, f.cases[k].views) : outcome[k].text,
+        outcome[k].hung);
   }
-  in_flight_.clear();
+  flights_.pop_front();
   if (!breaker_.empty() && !stop_) {
     stop_ = true;
     if (o_.progress) err_ << "\n";
@@ -285,8 +290,8 @@ std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<
                                                   const std::vector<std::string>& ids, IoLog& log) {
   std::vector<Outcome> outcome(lines.size());
   std::size_t done = 0;
-  // What this batch's answers may hold in all, shared by the --jobs ports:
-  // the bytes held stay within the one limit whatever the count.
+  // What this batch's answers may hold in all: the --jobs ports' batches in
+  // flight share the one limit, whatever their count.
   std::size_t budget = kMaxBatchAnswerBytes / (1 + more_ports_.size());
   while (done < lines.size()) {
     std::string why;

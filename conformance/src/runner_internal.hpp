@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <map>
 #include <memory>
@@ -148,7 +149,7 @@ class Runner {
   };
 
   // What an I/O thread saw besides the answers: merged into the run on the
-  // main thread (finish_in_flight), so that the threads share nothing.
+  // main thread (finish_oldest), so that the threads share nothing.
   struct IoLog {
     std::int64_t crashes = 0;
     std::vector<std::string> messages;
@@ -171,19 +172,28 @@ class Runner {
   bool restart_and_probe(Port& port, const std::string& id, bool hung, IoLog& log);
   std::string breaker_;  // the breaker's verdict, "" while it holds (from the I/O threads' logs)
 
-  // Pipelining, one batch in flight: the port answers batch k (on an I/O
-  // thread) while this thread computes the reference's expected results for k
-  // and generates batch k + 1; then batch k is compared and recorded.
+  // Pipelining, one batch in flight per port: each port answers a batch (on
+  // an I/O thread) while this thread computes the reference's expected
+  // results for it and for the other ports' batches, and generates the next;
+  // batches are judged and recorded in the order they were made, so the
+  // verdict is the same at any --jobs.
   void run_batch(std::vector<Pending>& batch);
-  void finish_in_flight();
+  void finish_in_flight();  // every batch in flight
+  void finish_oldest();
   // On an I/O thread: every line's answer from `port`; a crash or hang fails
   // that case and restarts the port.
   std::vector<Outcome> exchange_all(Port& port, const std::vector<std::string>& lines,
                                     const std::vector<std::string>& ids, IoLog& log);
-  // --jobs: the ports besides port_, started after it; a batch's case k goes
-  // to port k % jobs (port_ for 0), each port on its own I/O thread.
+  // --jobs: the ports besides port_, started after it; each batch goes to a
+  // port that holds none, answered on an I/O thread of its own.
   std::vector<std::unique_ptr<Port>> more_ports_;
-  std::vector<IoLog> io_logs_;
+  struct Flight {
+    std::vector<Pending> cases;
+    Port* port = nullptr;  // port_ or one of more_ports_
+    std::future<std::vector<Outcome>> answers;
+    std::unique_ptr<IoLog> log;  // written by the I/O thread until `answers` is ready
+  };
+  std::deque<Flight> flights_;  // oldest first
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.
@@ -246,8 +256,6 @@ class Runner {
   bool stop_ = false;
   std::int64_t past_stop_ = 0;  // unexpected failures of new signatures after the stop
   bool write_failed_ = false;
-  std::vector<Pending> in_flight_;
-  std::future<std::vector<Outcome>> io_;
   std::vector<std::string> port_views_;  // as declared at the first hello
   protocol::Encoding port_encoding_ = protocol::Encoding::plain;
 };

@@ -2,14 +2,18 @@
 // suite (hostile_test.cpp): it answers as the reference oracle does, except
 // where its mode says otherwise. `hostile_port MODE`; the modes are listed in
 // main(). Case ids are the runner's: "p<seed>-<i>", "-shrunk" appended while
-// it shrinks.
+// it shrinks. `hostile_port hold_first_batch DIR` takes a directory it shares
+// with the other port processes of the run (--jobs).
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -43,11 +47,12 @@ std::string deep(std::size_t n) { return std::string(n, '[') + std::string(n, ']
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: hostile_port MODE\n";
+  if (argc != 2 && argc != 3) {
+    std::cerr << "usage: hostile_port MODE [DIR]\n";
     return 2;
   }
   const std::string mode = argv[1];
+  const std::string dir = argc == 3 ? argv[2] : "";
   if (mode == "exit_before_hello") return 3;
   if (mode == "crash_before_hello") crash();
   if (mode == "hang_before_hello") hang();
@@ -98,6 +103,25 @@ int main(int argc, char** argv) {
     if (mode == "hang_small_unclassified" && type == "case" && id != "probe") {
       if (!shrinking && req.value("rows", 0) < 60) hang();
       answer = unclassified();
+    }
+    // --jobs: the port given p1-0, the first batch's first case, holds it
+    // until another port has been given p1-4, the second batch's first case
+    // (the first batch has 4 cases); after 10 s it gives up and answers
+    // wrongly. A runner that sends the second batch only once the first is
+    // answered fails the run. hold_first_batch_wrong answers each case
+    // wrongly besides (the second batch is then answered, and fails, first).
+    const bool hold = mode == "hold_first_batch" || mode == "hold_first_batch_wrong";
+    if (mode == "hold_first_batch_wrong" && type == "case" && id != "probe") {
+      answer = with(answer, "graph_bounds", json{{"image", {9, 9}}, {"video", {9, 9}}});
+    }
+    if (hold && id == "p1-4") std::ofstream(dir + "/second_batch_sent");
+    if (hold && id == "p1-0") {
+      bool sent = false;
+      for (int k = 0; k < 200 && !sent; ++k) {
+        sent = std::ifstream(dir + "/second_batch_sent").good();
+        if (!sent) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (!sent) answer = with(answer, "ok", false);
     }
     // A wrong answer for case 2, then a misbehaviour while it is shrunk.
     if (mode == "crash_in_shrink" || mode == "hang_in_shrink") {

@@ -241,6 +241,29 @@ TEST(HostilePort, AlwaysHangingPortGetsOneVerdictFast) {
       << xml;
 }
 
+// --jobs 2: the second batch goes to the second port while the first port
+// still holds the first batch, so a slow batch leaves the other port working.
+// The port holding p1-0 waits for p1-4 to reach a port (hold_first_batch);
+// sent only once the first batch is answered, it would wait 10 s in vain.
+TEST(HostilePort, ASlowBatchDoesNotHoldTheOtherPort) {
+  const fs::path dir = scratch();
+  const Outcome r = conform("hold_first_batch " + dir.string(), "--jobs 2 --cases 16 --timeout 30");
+  EXPECT_RUN(r, 0, "conform: 16 cases .* 0 unexpected failures", 30);
+  EXPECT_TRUE(fs::exists(dir / "second_batch_sent")) << show(r);
+}
+
+// --jobs 2 as above, each case answered wrongly: the second batch fails
+// first, yet the cases are recorded in the order they were made, as with one
+// port: the first failure printed is p1-0's, and the group's members are the
+// first five cases.
+TEST(HostilePort, BatchesAreRecordedInTheOrderTheyWereMade) {
+  const fs::path dir = scratch();
+  const Outcome r = conform("hold_first_batch_wrong " + dir.string(), "--jobs 2 --cases 12 --timeout 30");
+  EXPECT_RUN(r, 1, "(^|\\n)FAIL p1-0 \\[valid\\] group 1: graph_bounds\\.image ", 30);
+  EXPECT_FALSE(has(r, "FAIL p1-[1-9]")) << show(r);
+  EXPECT_TRUE(has(r, ": 12 cases \\(valid 12\\), e\\.g\\. p1-0 p1-1 p1-2 p1-3 p1-4 \\.\\.\\.")) << show(r);
+}
+
 TEST(HostilePort, AlwaysCrashingPortGetsOneVerdictFast) {
   const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT + " crash_after_hello\"");
   EXPECT_RUN(r, 1, "verdict: the port crashes on every case \\(E1: the port exited", 10);
