@@ -193,7 +193,6 @@ class Runner {
     std::future<std::vector<Outcome>> answers;
     std::unique_ptr<IoLog> log;  // written by the I/O thread until `answers` is ready
   };
-  std::deque<Flight> flights_;  // oldest first
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.
@@ -257,6 +256,10 @@ class Runner {
   std::int64_t past_stop_ = 0;  // unexpected failures of new signatures after the stop
   bool write_failed_ = false;
   std::vector<std::string> port_views_;  // as declared at the first hello
+  // The batches in flight, oldest first. Declared after the ports, so that on
+  // the way out (an exception mid-run) each I/O thread is waited for (a
+  // future of std::async blocks in its destructor) before its port goes.
+  std::deque<Flight> flights_;
   protocol::Encoding port_encoding_ = protocol::Encoding::plain;
 };
 
