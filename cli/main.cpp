@@ -138,9 +138,9 @@ int main(int argc, char** argv) {
   }
   conform
       ->add_option("--jobs", co.jobs,
-                   "Port processes answering together, each a share of every batch (the verdict is the same at "
-                   "any count; by default the cores, at most 8: 2 ports ran the original 1.32x as fast as 1 on 2 "
-                   "cores, bench/jobs.sh, PROTOCOL.md)")
+                   "Port processes answering side by side, each a batch of cases at a time (the verdict is the "
+                   "same at any count; by default the cores, at most 8: 2 ports ran the original 1.40x as fast as "
+                   "1 on 2 cores, bench/jobs.sh, PROTOCOL.md)")
       ->capture_default_str();
   conform
       ->add_option("--require-feature", co.require_features,

@@ -214,12 +214,15 @@ void Runner::run_batch(std::vector<Pending>& batch) {
   // One batch in flight per port: with every port busy, the oldest batch is
   // judged first, and this one goes to its port. The reference's expected
   // results are computed while the ports work: before the wait when every
-  // port is busy (a port that is done waits only for the judging), after
-  // sending when one is free.
-  if (batch.empty() || !breaker_.empty()) {  // nothing to send, or the port answers nothing: the run stops
+  // port is busy, after sending when one is free. A port done with a younger
+  // batch waits until the oldest is answered and judged (a port is at most
+  // one batch ahead).
+  const auto dropped = [this](std::size_t seq) { return stopped_at_ && seq > *stopped_at_ + 1; };
+  if (batch.empty() || !breaker_.empty() || dropped(next_seq_)) {  // nothing to send, or the run stops
     batch.clear();
     return;
   }
+  const std::size_t seq = next_seq_++;
   const std::size_t jobs = 1 + more_ports_.size();
   const auto expect = [this](std::vector<Pending>& cases) {
     for (Pending& p : cases) {
@@ -242,7 +245,7 @@ void Runner::run_batch(std::vector<Pending>& batch) {
   if (wait) {
     expect(cases);
     finish_oldest();
-    if (!breaker_.empty()) return;
+    if (!breaker_.empty() || dropped(seq)) return;
   }
   // The first port no batch in flight holds (with batches judged oldest
   // first, the ports take them in turn).
@@ -252,6 +255,7 @@ void Runner::run_batch(std::vector<Pending>& batch) {
     if (std::none_of(flights_.begin(), flights_.end(), [port](const Flight& g) { return g.port == port; })) break;
   }
   Flight& f = flights_.emplace_back();
+  f.seq = seq;
   f.cases = std::move(cases);
   f.port = port;
   f.log = std::make_unique<IoLog>();
@@ -267,6 +271,11 @@ void Runner::finish_in_flight() {
 void Runner::finish_oldest() {
   Flight& f = flights_.front();
   const std::vector<Outcome> outcome = f.answers.get();
+  if (stopped_at_ && f.seq > *stopped_at_ + 1) {  // sent to another port before the stop: one port would not have
+    flights_.pop_front();
+    return;
+  }
+  const bool stopped = stop_;
   crashes_ += f.log->crashes;
   for (const auto& m : f.log->messages) err_ << m;
   if (breaker_.empty()) breaker_ = f.log->breaker;  // the first batch's (in batch order) that tripped
@@ -277,6 +286,7 @@ void Runner::finish_oldest() {
         outcome[k].answered ? first_difference(f.cases[k].expect, outcome[k].text, f.cases[k].views) : outcome[k].text,
         outcome[k].hung);
   }
+  if (!stopped && stop_) stopped_at_ = f.seq;  // --max-failures
   flights_.pop_front();
   if (!breaker_.empty() && !stop_) {
     stop_ = true;
@@ -290,9 +300,9 @@ std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<
                                                   const std::vector<std::string>& ids, IoLog& log) {
   std::vector<Outcome> outcome(lines.size());
   std::size_t done = 0;
-  // What this batch's answers may hold in all: the --jobs ports' batches in
-  // flight share the one limit, whatever their count.
-  std::size_t budget = kMaxBatchAnswerBytes / (1 + more_ports_.size());
+  // What this batch's answers may hold in all, the same at any --jobs (so
+  // is the verdict): N batches in flight hold at most N times the limit.
+  std::size_t budget = kMaxBatchAnswerBytes;
   while (done < lines.size()) {
     std::string why;
     auto answers = port.exchange(

@@ -188,11 +188,22 @@ class Runner {
   // port that holds none, answered on an I/O thread of its own.
   std::vector<std::unique_ptr<Port>> more_ports_;
   struct Flight {
+    std::size_t seq = 0;  // the batch's number, in the order batches are made
     std::vector<Pending> cases;
     Port* port = nullptr;  // port_ or one of more_ports_
+    // Written by the I/O thread until `answers` is ready; declared first, so
+    // that it goes last (a future of std::async waits for its thread when
+    // destroyed, on the way out of an exception).
+    std::unique_ptr<IoLog> log;
     std::future<std::vector<Outcome>> answers;
-    std::unique_ptr<IoLog> log;  // written by the I/O thread until `answers` is ready
   };
+  std::size_t next_seq_ = 0;
+  // A stop at --max-failures (not the breaker's) set while judging batch k:
+  // batch k + 1, sent before the judging as with one port, is still recorded;
+  // later batches are not sent, or, already sent to another port, are waited
+  // for and dropped unrecorded. The cases recorded are thus those of a
+  // one-port run at any --jobs.
+  std::optional<std::size_t> stopped_at_;
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.

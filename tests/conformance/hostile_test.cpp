@@ -64,8 +64,9 @@ Outcome conform(const std::string& mode, const std::string& extra = "") {
   if (extra.find("--cases") == std::string::npos) options += " --cases 4";
   if (extra.find("--timeout") == std::string::npos) options += " --timeout 0.5";
   if (extra.find("--shrink-budget") == std::string::npos) options += " --shrink-budget 3";
-  // One port process: these tests count its restarts and crashes (--jobs
-  // shares each batch among several, Jobs.* in verdict_test.cpp).
+  // One port process: these tests count its restarts and crashes (with
+  // --jobs each of several ports has batches of its own, Jobs.* in
+  // verdict_test.cpp).
   if (extra.find("--jobs") == std::string::npos) options += " --jobs 1";
   return run(seqpack() + " conform --port \"" + HOSTILE_PORT + " " + mode + "\" --no-vectors --profile packer " +
              options);
@@ -191,8 +192,9 @@ TEST(HostilePort, HugeLineFailsTheCase) {
   EXPECT_RUN(r, 1, "first difference: the port's answer: more than 2097152 values", 20);
   // Five of them in one batch pass the 256 MiB the runner holds per batch.
   // Batches start at 4 cases and double: p1-0 .. p1-3 are the first (240 MB),
-  // p1-4 .. p1-8 the second, whose fifth answer passes the budget.
-  const Outcome nine = conform("huge_line", "--cases 9 --shrink-budget 0 --timeout 5");
+  // p1-4 .. p1-8 the second, whose fifth answer passes the budget. The budget
+  // is a batch's whatever --jobs (each of the 2 ports here has a batch).
+  const Outcome nine = conform("huge_line", "--cases 9 --shrink-budget 0 --timeout 5 --jobs 2");
   // (A hang guard, not a speed check: 540 MB of answers take over a minute
   // under ASan on a loaded 2-core machine.)
   EXPECT_RUN(nine, 1, "FAIL p1-8 .*\n  first difference: the port's answers to this batch pass 268435456 bytes", 180);

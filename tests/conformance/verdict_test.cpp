@@ -745,10 +745,45 @@ TEST(Features, AHelloDeclaresOnlyKnownOptions) {
 
 // --- parallel ports (issue 28) -----------------------------------------------
 
-// --jobs N: N port processes answer each batch together; every case is still
-// recorded in the order of a one-port run, so the verdict (groups, their
+// --jobs N: N port processes, each with a batch of its own; every case is
+// still recorded in the order of a one-port run, so the verdict (groups, their
 // members and shrunk cases, the counts, the log apart from timings) is the
 // same at any N.
+namespace {
+
+// The verdict of `two_faults` at `jobs` ports (vectors and both profiles),
+// with the timings taken out of the log and the report.
+std::pair<RunResult, json> jobs_run(const std::string& dir, int jobs, std::int64_t max_failures = 0) {
+  RunResult r = conform(kWrong + " two_faults", 300, [&](sc::ConformOptions& o) {
+    o.jobs = jobs;
+    o.vectors_dir = SEQPACK_VECTORS_DIR;
+    o.profiles = {sp::Profile::packer, sp::Profile::strict};
+    o.max_failures = max_failures;
+    o.report = dir + "/report" + std::to_string(jobs) + ".json";
+  });
+  std::ifstream in(dir + "/report" + std::to_string(jobs) + ".json");
+  json rep = json::parse(in);
+  for (const char* timing : {"seconds", "first_verdict_seconds", "cases_per_second"}) rep.erase(timing);
+  r.out = without_timings(r.out);
+  return std::make_pair(r, rep);
+}
+
+}  // namespace
+
+// A stop at --max-failures records the cases a one-port run records: the
+// batch after the one that stopped it (sent before the judging, as with one
+// port), and no later batch, although --jobs 3 had sent two more.
+TEST(Jobs, AStopAtMaxFailuresRecordsTheSameCasesAtAnyJobCount) {
+  const std::string dir = temp_dir("jobs_stop");
+  const auto [one, one_report] = jobs_run(dir, 1, 1);
+  const auto [three, three_report] = jobs_run(dir, 3, 1);
+  EXPECT_EQ(one.rc, 1) << one.out;
+  EXPECT_NE(one.out.find("run stopped at --max-failures 1"), std::string::npos) << one.out;
+  EXPECT_EQ(three_report.dump(1), one_report.dump(1));
+  EXPECT_EQ(three.out, one.out);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Jobs, TheVerdictIsTheSameAtAnyJobCount) {
   const std::string dir = temp_dir("jobs");
   const auto run = [&](int jobs) {

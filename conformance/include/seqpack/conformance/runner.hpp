@@ -42,10 +42,10 @@ struct ConformOptions {
   /// port does not declare fails the run (exit 1), as a CI that wants the
   /// full API asks.
   std::vector<std::string> require_features;
-  /// Port processes that answer one batch together, each a share of its
-  /// cases (--jobs; the CLI's default is the number of cores, at most 8). The verdict
-  /// does not depend on it: every case is recorded in the order of a run
-  /// with one port.
+  /// Port processes that answer side by side, each a batch of cases at a
+  /// time (--jobs; the CLI's default is the number of cores, at most 8). The
+  /// verdict does not depend on it: every case is recorded in the order of a
+  /// run with one port, and a stop at max_failures records the same cases.
   int jobs = 1;
 };
 
