@@ -193,8 +193,9 @@ TEST(HostilePort, HugeLineFailsTheCase) {
   // Five of them in one batch pass the 256 MiB the runner holds per batch.
   // Batches start at 4 cases and double: p1-0 .. p1-3 are the first (240 MB),
   // p1-4 .. p1-8 the second, whose fifth answer passes the budget. The budget
-  // is a batch's whatever --jobs (each of the 2 ports here has a batch).
-  const Outcome nine = conform("huge_line", "--cases 9 --shrink-budget 0 --timeout 5 --jobs 2");
+  // is a batch's whatever --jobs (each of the 2 ports here has a batch; the
+  // two write their 60 MB lines side by side, hence the longer --timeout).
+  const Outcome nine = conform("huge_line", "--cases 9 --shrink-budget 0 --timeout 30 --jobs 2");
   // (A hang guard, not a speed check: 540 MB of answers take over a minute
   // under ASan on a loaded 2-core machine.)
   EXPECT_RUN(nine, 1, "FAIL p1-8 .*\n  first difference: the port's answers to this batch pass 268435456 bytes", 180);
