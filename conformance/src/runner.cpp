@@ -217,8 +217,7 @@ void Runner::run_batch(std::vector<Pending>& batch) {
   // port is busy, after sending when one is free. A port done with a younger
   // batch waits until the oldest is answered and judged (a port is at most
   // one batch ahead).
-  const auto dropped = [this](std::size_t seq) { return stopped_at_ && seq > *stopped_at_ + 1; };
-  if (batch.empty() || !breaker_.empty() || dropped(next_seq_)) {  // nothing to send, or the run stops
+  if (batch.empty() || !breaker_.empty() || past_stop(next_seq_)) {  // nothing to send, or the run stops
     batch.clear();
     return;
   }
@@ -245,7 +244,7 @@ void Runner::run_batch(std::vector<Pending>& batch) {
   if (wait) {
     expect(cases);
     finish_oldest();
-    if (!breaker_.empty() || dropped(seq)) return;
+    if (!breaker_.empty() || past_stop(seq)) return;
   }
   // The first port no batch in flight holds (with batches judged oldest
   // first, the ports take them in turn).
@@ -271,7 +270,7 @@ void Runner::finish_in_flight() {
 void Runner::finish_oldest() {
   Flight& f = flights_.front();
   const std::vector<Outcome> outcome = f.answers.get();
-  if (stopped_at_ && f.seq > *stopped_at_ + 1) {  // sent to another port before the stop: one port would not have
+  if (past_stop(f.seq)) {  // sent to another port before the stop: one port would not have
     flights_.pop_front();
     return;
   }

@@ -204,6 +204,7 @@ class Runner {
   // for and dropped unrecorded. The cases recorded are thus those of a
   // one-port run at any --jobs.
   std::optional<std::size_t> stopped_at_;
+  bool past_stop(std::size_t seq) const { return stopped_at_ && seq > *stopped_at_ + 1; }
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.
