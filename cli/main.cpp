@@ -148,6 +148,11 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   conform->add_option("--max-failures", co.max_failures,
                       "Stop after this many distinct failure groups (0: run every case)");
+  conform
+      ->add_option("--max-hangs", co.max_hangs,
+                   "Stop after the port crashed or hung on this many cases (0: no limit); each costs --timeout "
+                   "or a restart")
+      ->capture_default_str();
   bool fail_fast = false;
   conform->add_flag("--fail-fast", fail_fast, "Stop at the first failure group (--max-failures 1)");
   conform->add_option("--junit", co.junit, "Write a JUnit XML report here (a testcase per vector family and group)");

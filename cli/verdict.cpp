@@ -197,7 +197,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   std::set<std::int64_t> shard_indexes;
   std::int64_t shard_count = -1;
   bool stopped = false;
-  std::string breaker;
+  std::string breaker, hang_stop;
   for (const auto& path : files) {
     json r;
     try {
@@ -216,6 +216,9 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
       stopped = stopped || r.value("stopped_early", false);
       if (r.contains("circuit_breaker") && r["circuit_breaker"].is_string() && breaker.empty()) {
         breaker = r["circuit_breaker"].get<std::string>();  // a shard's port hung or crashed on every case
+      }
+      if (r.contains("max_hangs_stop") && r["max_hangs_stop"].is_string() && hang_stop.empty()) {
+        hang_stop = r["max_hangs_stop"].get<std::string>();  // a shard's port hung on --max-hangs cases
       }
       const json shard = r.value("shard", json::array({0, 1}));
       const std::int64_t index = shard.at(0).get<std::int64_t>(), count = shard.at(1).get<std::int64_t>();
@@ -261,6 +264,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   merged["now_passing"] = now_passing;
   merged["stopped_early"] = stopped;
   merged["circuit_breaker"] = breaker.empty() ? json() : json(breaker);
+  merged["max_hangs_stop"] = hang_stop.empty() ? json() : json(hang_stop);
   const std::int64_t missing = shard_count - static_cast<std::int64_t>(shard_indexes.size());
   if (missing > 0) merged["missing_shards"] = missing;
   out << "report merge: " << files.size() << " reports (shards of " << shard_count << ")";
@@ -273,6 +277,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   }
   for (const auto& k : now_passing) out << "NOW PASSES (remove from the known failures): " << k << "\n";
   if (!breaker.empty()) out << "verdict: " << breaker << "; that shard's run stopped\n";
+  if (!hang_stop.empty()) out << "verdict: " << hang_stop << "; that shard's run stopped\n";
   out << "merged: " << merged["cases"] << " cases (" << merged["vectors"] << " vectors); "
       << merged["unexpected_failures"] << " unexpected failures in " << merged["groups"].size() << " groups, "
       << merged["known_failures"] << " known failures, " << now_passing.size() << " now passing, "
@@ -285,8 +290,8 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
       return 2;
     }
   }
-  const bool bad =
-      merged["unexpected_failures"].get<std::int64_t>() > 0 || !now_passing.empty() || missing > 0 || !breaker.empty();
+  const bool bad = merged["unexpected_failures"].get<std::int64_t>() > 0 || !now_passing.empty() || missing > 0 ||
+                   !breaker.empty() || !hang_stop.empty();
   return bad ? 1 : 0;
 }
 

@@ -210,7 +210,9 @@ int Runner::summary() {
   for (const auto& k : not_seen) out_ << "note: known failure not exercised in this run: " << k << "\n";
   if (!groups_.empty()) {
     out_ << "failure groups: " << groups_.size() << " (first verdict after " << seconds_text(first_verdict_s_) << " s)"
-         << (stop_ && breaker_.empty() ? ", run stopped at --max-failures " + std::to_string(o_.max_failures) : "");
+         << (stop_ && breaker_.empty() && hang_stop_.empty()
+                 ? ", run stopped at --max-failures " + std::to_string(o_.max_failures)
+                 : "");
     if (past_stop_ > 0) out_ << "; " << past_stop_ << " failures of other signatures in the last batch, not grouped";
     if (o_.consequences) out_ << "; by severity: " << severity_counts();
     out_ << "\n";
@@ -225,6 +227,7 @@ int Runner::summary() {
     }
   }
   if (!breaker_.empty()) out_ << "verdict: " << breaker_ << "; the run stopped\n";
+  if (!hang_stop_.empty()) out_ << "verdict: " << hang_stop_ << "; the run stopped, the rest unchecked\n";
   const bool required_checked = report_features();
   out_ << "conform: " << ran_ << " cases (" << vectors_ << " vectors) in " << s << " s, "
        << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected_ << " unexpected failures in "
@@ -250,6 +253,7 @@ int Runner::summary() {
               {"known_failed", failed_keys_},
               {"stopped_early", stop_},
               {"circuit_breaker", breaker_.empty() ? json() : json(breaker_)},
+              {"max_hangs_stop", hang_stop_.empty() ? json() : json(hang_stop_)},
               {"now_passing", now_passing},
               {"crashes_or_hangs", crashes_},
               {"case_mix", mix_},
@@ -300,7 +304,7 @@ int Runner::summary() {
   }
   if (!o_.junit.empty()) write_junit(s);
   if (write_failed_) return 2;
-  return unexpected_ == 0 && now_passing.empty() && breaker_.empty() && required_checked ? 0 : 1;
+  return unexpected_ == 0 && now_passing.empty() && breaker_.empty() && hang_stop_.empty() && required_checked ? 0 : 1;
 }
 
 void Runner::write_junit(double s) {
@@ -338,6 +342,10 @@ void Runner::write_junit(double s) {
   if (!breaker_.empty()) {
     // The circuit breaker's verdict: the run stopped, the rest unchecked.
     JUnitCase c{"port", "circuit breaker", breaker_.substr(0, breaker_.find(" (")), breaker_ + "\n", 0};
+    cases.push_back(c);
+  }
+  if (!hang_stop_.empty()) {
+    JUnitCase c{"port", "max hangs", hang_stop_.substr(0, hang_stop_.find(" (")), hang_stop_ + "\n", 0};
     cases.push_back(c);
   }
   JUnitCase random{"random", std::to_string(ran_ - vectors_) + " random cases", "", "", s};

@@ -285,7 +285,16 @@ void Runner::finish_oldest() {
         outcome[k].answered ? first_difference(f.cases[k].expect, outcome[k].text, f.cases[k].views) : outcome[k].text,
         outcome[k].hung);
   }
-  if (!stopped && stop_) stopped_at_ = f.seq;  // --max-failures
+  failed_cases_ += f.log->failed_cases;
+  if (!stop_ && breaker_.empty() && o_.max_hangs > 0 && failed_cases_ >= o_.max_hangs) {
+    stop_ = true;
+    hang_stop_ = "the port crashed or hung on " + std::to_string(failed_cases_) + " cases (--max-hangs " +
+                 std::to_string(o_.max_hangs) + "; each waits --timeout or restarts the port)";
+    if (o_.progress) err_ << "\n";
+    out_ << "STOP: " << hang_stop_ << "\n" << std::flush;
+    last_recorded_ = f.seq;
+  }
+  if (!stopped && stop_ && !last_recorded_) last_recorded_ = f.seq + 1;  // --max-failures
   flights_.pop_front();
   if (!breaker_.empty() && !stop_) {
     stop_ = true;
@@ -324,6 +333,7 @@ std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<
       const bool hung = port.failure() == PortFailure::hung || port.failure() == PortFailure::line_too_long;
       outcome[done++] = {false, why, hung};
       ++log.crashes;
+      ++log.failed_cases;
       if (!restart_and_probe(port, ids[done - 1] + ": " + why, hung, log)) {
         const bool tripped = !log.breaker.empty();
         for (; done < lines.size(); ++done) {
@@ -385,6 +395,7 @@ std::string check_conform_options(const ConformOptions& o) {
     return "--timeout: expected seconds in (0, 86400], got " + std::to_string(o.timeout_s);
   }
   if (o.jobs < 1 || o.jobs > 64) return "--jobs: expected 1 to 64 port processes, got " + std::to_string(o.jobs);
+  if (o.max_hangs < 0) return "--max-hangs: expected a count >= 0, got " + std::to_string(o.max_hangs);
   if (o.shrink_budget < 0) return "--shrink-budget: expected a count >= 0, got " + std::to_string(o.shrink_budget);
   for (const std::string& f : o.require_features) {
     bool known = false;

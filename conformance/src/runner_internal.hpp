@@ -152,6 +152,7 @@ class Runner {
   // main thread (finish_oldest), so that the threads share nothing.
   struct IoLog {
     std::int64_t crashes = 0;
+    std::int64_t failed_cases = 0;  // cases the port crashed or hung on (probes not counted)
     std::vector<std::string> messages;
     std::string breaker;  // the circuit breaker's verdict, "" while it holds
   };
@@ -171,6 +172,10 @@ class Runner {
   // breaker tripped (log.breaker says why) or the port does not restart.
   bool restart_and_probe(Port& port, const std::string& id, bool hung, IoLog& log);
   std::string breaker_;  // the breaker's verdict, "" while it holds (from the I/O threads' logs)
+  // --max-hangs: the cases the port crashed or hung on, in batch order, and
+  // the stop's verdict once they reach the limit ("" until then).
+  std::int64_t failed_cases_ = 0;
+  std::string hang_stop_;
 
   // Pipelining, one batch in flight per port: each port answers a batch (on
   // an I/O thread) while this thread computes the reference's expected
@@ -198,13 +203,14 @@ class Runner {
     std::future<std::vector<Outcome>> answers;
   };
   std::size_t next_seq_ = 0;
-  // A stop at --max-failures (not the breaker's) set while judging batch k:
-  // batch k + 1, sent before the judging as with one port, is still recorded;
-  // later batches are not sent, or, already sent to another port, are waited
-  // for and dropped unrecorded. The cases recorded are thus those of a
-  // one-port run at any --jobs.
-  std::optional<std::size_t> stopped_at_;
-  bool past_stop(std::size_t seq) const { return stopped_at_ && seq > *stopped_at_ + 1; }
+  // The last batch recorded after a stop (not the breaker's) set while
+  // judging batch k: at --max-failures, batch k + 1, sent before the judging
+  // as with one port; at --max-hangs, batch k itself, so that no more hangs
+  // are waited for than one port would. Later batches are not sent, or,
+  // already sent to another port, are waited for and dropped unrecorded. The
+  // cases recorded are thus those of a one-port run at any --jobs.
+  std::optional<std::size_t> last_recorded_;
+  bool past_stop(std::size_t seq) const { return last_recorded_ && seq > *last_recorded_; }
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.

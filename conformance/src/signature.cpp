@@ -4,6 +4,7 @@
 // the runner does (python/CMakeLists.txt).
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "seqpack/conformance/verdict.hpp"
 
@@ -133,9 +134,30 @@ std::string difference_kind(const std::string& diff) {
 
 namespace {
 
-// The error class a difference of `ok` or `error` is about: the port's class
-// where the port answered an error, otherwise the class it did not raise;
-// empty where the kind names neither.
+// PROTOCOL.md's error classes, in the order they are checked when several
+// apply (its table of classes); -1 for a class outside it (the extensions).
+int check_rank(const std::string& error_class) {
+  static const char* const kOrder[] = {"invalid_option",          "empty_batch",     "invalid_layout",
+                                       "und_token_in_full_split", "length_mismatch", "overflow",
+                                       "pad_segment_pairing"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
+    if (error_class == kOrder[i]) return i;
+  }
+  return -1;
+}
+
+// The error class a difference of `ok` or `error` is about: the class the
+// port did not raise where it answered a result, the one it raised where a
+// result was expected. For one class answered for another (expected A, the
+// port B), the checking order decides: with B checked after A, the case
+// breaks A's rule (the reference says so) and the port passed A's check, so
+// A is at fault (B's rule may apply as well: a missing A check shows as a
+// result on the cases that break A alone and as whatever class comes next on
+// the others, one group); with B checked before A, B's rule does not apply
+// (the reference checked it first), so the port raised B where it does not
+// apply, and B is at fault (a check that fires too often is one group
+// whatever the reference expected). Classes outside the order: B. Empty
+// where the kind names neither.
 std::string class_at_fault(const std::string& path, const std::string& kind) {
   const auto after = [&](const std::string& marker) {
     const auto at = kind.find(marker);
@@ -143,7 +165,11 @@ std::string class_at_fault(const std::string& path, const std::string& kind) {
     const std::string rest = kind.substr(at + marker.size());
     return rest.substr(0, rest.find_first_of(", "));
   };
-  if (path == "error") return after(", port ");                            // one class for another
+  if (path == "error") {  // one class for another
+    const std::string expected = after("expected "), port = after(", port ");
+    const int a = check_rank(expected), b = check_rank(port);
+    return a >= 0 && b > a ? expected : port;
+  }
   if (!ends_with(kind, ", port a result")) return after(", port error ");  // a result expected, an error answered
   return after("expected error ");                                         // an error expected, a result answered
 }
@@ -200,8 +226,9 @@ std::string failure_signature(const std::string& diff) {
     return failure_mode(p.text).empty() ? cut_at_word(without_numbers(p.text), 100) : kPortFailure;
   }
   // `ok` and `error` by the error class the port is wrong about: the class
-  // it answered where it answered an error (a result expected or another
-  // class), otherwise the class it did not raise. A class raised where it
+  // it answered where a result was expected, the class it did not raise where
+  // it answered a result, and for one class answered for another the one the
+  // checking order puts at fault (class_at_fault). A class raised where it
   // does not apply and one not raised where it does are one rule's fault
   // (`error class overflow`); a port whose calls raise what it
   // cannot classify (`unclassified`: an exception of the module itself) is

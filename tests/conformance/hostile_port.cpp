@@ -85,6 +85,12 @@ int main(int argc, char** argv) {
       crash();
     }
     if (mode == "hang_three_cases" && (id == "p1-0" || id == "p1-1" || id == "p1-2")) hang();
+    // Hangs on every odd case p1-1, p1-3, ... (not while shrinking, not on
+    // the probe): the circuit breaker holds, --max-hangs stops the run.
+    if (mode == "hang_odd_cases" && id.size() > 3 && id.rfind("p1-", 0) == 0 &&
+        id.find_first_not_of("0123456789", 3) == std::string::npos && (id.back() - '0') % 2 == 1) {
+      hang();
+    }
     if (mode == "hang_mid_case" && id == "p1-3") {
       std::cout << answer.substr(0, answer.size() / 2) << std::flush;
       hang();

@@ -175,6 +175,28 @@ TEST(Signature, OneFieldIsOneGroupWhateverTheKind) {
             "error class invalid_layout");
   EXPECT_NE(sc::failure_signature(R"(error: expected "overflow", port "invalid_layout")"),
             sc::failure_signature(R"(error: expected "overflow", port "invalid_option")"));
+  // One class for another, by PROTOCOL.md's checking order: a class checked
+  // after the expected one means the port passed the expected class's check
+  // (a missing und check answers a result, length_mismatch or
+  // pad_segment_pairing, as the case breaks one rule or more: one group, the
+  // und rule's); a class checked before it was raised where it does not
+  // apply (above).
+  const std::string und = "error class und_token_in_full_split";
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected error "und_token_in_full_split", port a result)"), und);
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "und_token_in_full_split", port "length_mismatch")"), und);
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "und_token_in_full_split", port "pad_segment_pairing")"), und);
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "length_mismatch", port "overflow")"),
+            "error class length_mismatch");
+  // A length check that fires too often: its class wherever it is raised.
+  EXPECT_EQ(sc::failure_signature(R"(ok: expected a result, port error "length_mismatch" (rows))"),
+            "error class length_mismatch");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "overflow", port "length_mismatch")"),
+            "error class length_mismatch");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "pad_segment_pairing", port "length_mismatch")"),
+            "error class length_mismatch");
+  // Outside the order (the extensions), the port's class.
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "overflow", port "too_large")"), "error class too_large");
+  EXPECT_EQ(sc::failure_signature(R"(error: expected "bad_request", port "overflow")"), "error class overflow");
   EXPECT_NE(sc::failure_signature(R"(ok: expected error "overflow", port a result)"),
             sc::failure_signature(R"(ok: expected error "length_mismatch", port a result)"));
   // An answer that is not one of the two shapes keeps its text.

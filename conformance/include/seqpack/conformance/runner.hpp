@@ -32,6 +32,12 @@ struct ConformOptions {
   /// Stop the run once this many distinct failure groups (signatures) are
   /// seen (0: no limit); `--fail-fast` is 1.
   std::int64_t max_failures = 0;
+  /// Stop the run once the port crashed or hung on this many cases (0: no
+  /// limit), counted in batch order; each such case waited the timeout or
+  /// restarted the port. A port that hangs on a few cases still gets every
+  /// other case checked; one that hangs on many (answering its probes, so
+  /// the circuit breaker holds) is stopped with one verdict.
+  std::int64_t max_hangs = 10;
   std::string junit;  ///< JUnit XML report file
   /// Run only the random cases whose index i has i % shard_count ==
   /// shard_index (and the vectors likewise), for N-way CI matrices.
