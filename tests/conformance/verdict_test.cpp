@@ -305,11 +305,14 @@ TEST(Consequence, SeveritiesFollowTheFaultAndCanBeTurnedOff) {
 
 // Issue 28: a port that hangs on the cases of cp 2 only is restarted and
 // probed after each hang; its probes answer, so the circuit breaker holds and
-// every other case is checked.
+// every other case is checked. (It hangs on 18 of 300 cases: past the
+// default --max-hangs, 10, which stops such a run, HostilePort.ManyHangs*;
+// here the limit is off.)
 TEST(Breaker, AHangOnSomeCasesStillChecksTheRest) {
   const std::string dir = temp_dir("hang_cp");
   const RunResult r = conform(kWrong + " hang_cp 2", 300, [&](sc::ConformOptions& o) {
     o.timeout_s = 0.3;
+    o.max_hangs = 0;
     o.report = dir + "/report.json";
   });
   EXPECT_EQ(r.rc, 1) << r.out;
