@@ -285,6 +285,7 @@ void Runner::finish_oldest() {
         outcome[k].answered ? first_difference(f.cases[k].expect, outcome[k].text, f.cases[k].views) : outcome[k].text,
         outcome[k].hung);
   }
+  if (!stopped && stop_) last_recorded_ = f.seq + 1;  // --max-failures
   failed_cases_ += f.log->failed_cases;
   if (!stop_ && breaker_.empty() && o_.max_hangs > 0 && failed_cases_ >= o_.max_hangs) {
     stop_ = true;
@@ -292,9 +293,8 @@ void Runner::finish_oldest() {
                  std::to_string(o_.max_hangs) + "; each waits --timeout or restarts the port)";
     if (o_.progress) err_ << "\n";
     out_ << "STOP: " << hang_stop_ << "\n" << std::flush;
-    last_recorded_ = f.seq;
+    last_recorded_ = f.seq;  // no later batch: one port would not have sent one
   }
-  if (!stopped && stop_ && !last_recorded_) last_recorded_ = f.seq + 1;  // --max-failures
   flights_.pop_front();
   if (!breaker_.empty() && !stop_) {
     stop_ = true;
