@@ -122,9 +122,23 @@ int main(int argc, char** argv) {
   bool no_runs = false;
   conform->add_flag("--plain", no_runs, "Do not offer the runs encoding (compare plain arrays only)");
   bool no_consequences = false;
-  conform->add_flag(
-      "--no-consequences", no_consequences,
-      "Do not run each failure group's packs through the attention emulator (no consequence or severity)");
+  conform->add_flag("--no-consequences", no_consequences,
+                    "Do not judge each failure group's packs against a consumer (no consequence or severity)");
+  std::string consumer_name = "cosmos-5eee9ed", kernel_name = "fa3";
+  const auto consumer_options = [&](CLI::App* sub) {
+    sub->add_option("--consumer", consumer_name,
+                    "The consumer the consequences are judged against: cosmos-5eee9ed (the public framework that "
+                    "reads these packs, as it runs) or spec (the consumer the original's text describes); "
+                    "attention/CONSUMERS.md")
+        ->check(CLI::IsMember({"cosmos-5eee9ed", "spec"}))
+        ->capture_default_str();
+    sub->add_option("--kernel", kernel_name,
+                    "The varlen attention kernel: fa3 (LSE -inf on an empty key range, grid from cu_seqlens) or "
+                    "fa2 (LSE +inf, grid in 64-row blocks from max_seqlen)")
+        ->check(CLI::IsMember({"fa2", "fa3"}))
+        ->capture_default_str();
+  };
+  consumer_options(conform);
   // The cores this process may run on (its CPU affinity, as nproc counts
   // them; a container's cpuset narrows it), at most 8: each port process
   // holds its own interpreter (the Python adapter's, torch loaded, about
@@ -169,6 +183,7 @@ int main(int argc, char** argv) {
   replay->add_option("--port", replay_port, "The port's command line (run by /bin/sh -c)")->required();
   replay->add_option("--timeout", replay_timeout, "Seconds the port may take per answer")->capture_default_str();
   replay->add_flag("--plain", replay_plain, "Do not offer the runs encoding");
+  consumer_options(replay);
 
   std::vector<std::string> merge_files;
   std::string merge_out;
@@ -230,7 +245,10 @@ int main(int argc, char** argv) {
       std::cerr << "replay: --timeout: expected seconds in (0, 86400], got " << replay_timeout << "\n";
       return 2;
     }
-    return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, std::cout, std::cerr);
+    const seqpack::attention::ConsumerOptions consumer{*seqpack::attention::parse_consumer(consumer_name),
+                                                       *seqpack::attention::parse_kernel(kernel_name)};
+    return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, consumer, std::cout,
+                                    std::cerr);
   }
   if (paths->parsed())
     return seqpack::cli::run_paths(seqpack::cli::find_paths(self_path()), paths_name, std::cout, std::cerr);
@@ -250,6 +268,7 @@ int main(int argc, char** argv) {
     co.progress = isatty(2) != 0;
     co.offer_runs = !no_runs;
     co.consequences = !no_consequences;
+    co.consumer = {*seqpack::attention::parse_consumer(consumer_name), *seqpack::attention::parse_kernel(kernel_name)};
     if (fail_fast) co.max_failures = 1;
     if (co.max_failures < 0) {
       std::cerr << "conform: --max-failures: expected 0 or more, got " << co.max_failures << "\n";

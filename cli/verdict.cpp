@@ -14,6 +14,7 @@
 #include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/verdict.hpp"
 #include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/consequence.hpp"
 #include "seqpack/protocol/limits.hpp"
 #include "seqpack/protocol/protocol.hpp"
 #include "seqpack/protocol/render.hpp"
@@ -131,7 +132,7 @@ int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& er
 }
 
 int run_replay(const std::vector<std::string>& paths, const std::string& port_command, double timeout_s,
-               bool offer_runs, std::ostream& out, std::ostream& err) {
+               bool offer_runs, const attention::ConsumerOptions& consumer, std::ostream& out, std::ostream& err) {
   std::vector<CaseFile> cases;
   try {
     for (const auto& p : paths) {
@@ -172,6 +173,9 @@ int run_replay(const std::vector<std::string>& paths, const std::string& port_co
       ++failed;
       out << "FAIL " << f.id << ": " << sc::failure_signature(diff) << "\n  first difference: " << diff << "\n";
       if (!session) out << sc::explain_difference(f.c, diff, "  ");
+      const attention::Verdict v =
+          sp::consequence_of(f.c, f.steps, expect, answers.empty() ? std::string() : answers[0], consumer);
+      out << "  " << v.line << " [" << attention::to_string(v.severity) << "]\n";
     }
     out << "the reference's pack:\n";
     if (!session) render_case(out, f.c, f.id);

@@ -2,6 +2,8 @@
 // readably, merge sharded reports, and the --shard option.
 #pragma once
 
+#include "seqpack/attention/consumer.hpp"
+
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -25,10 +27,11 @@ int run_oracle_case(const std::string& path, std::ostream& out, std::ostream& er
 
 /// `seqpack replay CASE.json|DIR --port CMD`: each case file (a directory's
 /// *.json, sorted) against the port: PASS, or FAIL with the first difference
-/// and its explanation; then the reference's rendering. 0 when every case
-/// agrees, 1 when one does not, 2 on setup errors.
+/// and its explanation and its consequence under `consumer`; then the
+/// reference's rendering. 0 when every case agrees, 1 when one does not, 2 on
+/// setup errors.
 int run_replay(const std::vector<std::string>& paths, const std::string& port, double timeout_s, bool offer_runs,
-               std::ostream& out, std::ostream& err);
+               const attention::ConsumerOptions& consumer, std::ostream& out, std::ostream& err);
 
 /// `seqpack report merge A.json B.json ...`: one summary of shards' JSON
 /// reports (`conform --report`), optionally written to `out_file`. 0 when

@@ -14,14 +14,28 @@ const char* to_string(Severity severity) noexcept {
   switch (severity) {
     case Severity::metadata_only:
       return "metadata-only";
+    case Severity::not_judged:
+      return "not-judged";
     case Severity::crash_or_refusal:
       return "crash-or-refusal";
+    case Severity::nan_only:
+      return "nan-only";
     case Severity::wrong_output:
       return "wrong-output";
     case Severity::silent_wrong_gradient:
       return "silent-wrong-gradient";
   }
   return "?";
+}
+
+bool parse_severity(const std::string& name, Severity& out) noexcept {
+  for (const Severity s : {Severity::metadata_only, Severity::not_judged, Severity::crash_or_refusal,
+                           Severity::nan_only, Severity::wrong_output, Severity::silent_wrong_gradient})
+    if (name == to_string(s)) {
+      out = s;
+      return true;
+    }
+  return false;
 }
 
 std::vector<RowRange> to_ranges(const std::vector<bool>& marked) {

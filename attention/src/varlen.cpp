@@ -42,6 +42,13 @@ double dot(const double* a, const double* b, std::int64_t n) noexcept {
   return s;
 }
 
+// The rows of a segment of `len` rows that a grid sized from `max_len` reaches.
+std::int64_t grid_rows(std::int64_t len, std::int64_t max_len, std::int64_t block) noexcept {
+  if (block == 0) return len;  // FA3: blocks counted from cu_seqlens
+  const std::int64_t blocks = max_len / block + (max_len % block != 0 ? 1 : 0);
+  return std::min(len, blocks > len / block + 1 ? len : blocks * block);
+}
+
 }  // namespace
 
 std::int64_t visible_keys(std::int64_t i, std::int64_t q_len, std::int64_t k_len, bool causal) noexcept {
@@ -65,6 +72,7 @@ VarlenPlan plan_varlen(std::int64_t rows_q, std::int64_t rows_k, std::int64_t he
          std::to_string(cq.size() - 1));
   if (args.max_seqlen_q < 0) fail("max_seqlen_q = " + std::to_string(args.max_seqlen_q) + ", must be >= 0");
   if (args.max_seqlen_k < 0) fail("max_seqlen_k = " + std::to_string(args.max_seqlen_k) + ", must be >= 0");
+  if (args.grid_block < 0) fail("grid_block = " + std::to_string(args.grid_block) + ", must be >= 0");
   VarlenPlan plan;
   plan.scale = args.softmax_scale ? *args.softmax_scale : 1.0 / std::sqrt(static_cast<double>(dim));
   if (!std::isfinite(plan.scale)) fail("softmax_scale is not finite");
@@ -80,8 +88,8 @@ VarlenPlan plan_varlen(std::int64_t rows_q, std::int64_t rows_k, std::int64_t he
     seg.q_len = cq[s + 1] - cq[s];
     seg.k_begin = ck[s];
     seg.k_len = ck[s + 1] - ck[s];
-    seg.q_grid = std::min(seg.q_len, args.max_seqlen_q);
-    seg.k_grid = std::min(seg.k_len, args.max_seqlen_k);
+    seg.q_grid = grid_rows(seg.q_len, args.max_seqlen_q, args.grid_block);
+    seg.k_grid = grid_rows(seg.k_len, args.max_seqlen_k, args.grid_block);
     plan.segments.push_back(seg);
   }
   return plan;
@@ -102,6 +110,7 @@ void varlen_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Var
     fail("lse has " + std::to_string(lse.size()) +
          " entries, expected heads * rows_q = " + std::to_string(q.heads * q.rows));
   const double inf = std::numeric_limits<double>::infinity();
+  const double empty_lse = args.minus_inf_empty_lse ? -inf : inf;
   const std::int64_t H = q.heads, D = q.dim;
   if (plan.zero_all_forward) {  // the kernel is skipped: every row zeroed, LSE +inf
     std::fill(out.values.begin(), out.values.end(), 0.0);
@@ -117,9 +126,9 @@ void varlen_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Var
         double* o = out.at(r, h);
         double& l = lse[static_cast<std::size_t>(h * q.rows + r)];
         const std::int64_t n = visible_keys(i, seg.q_len, seg.k_len, plan.causal_forward);
-        if (n == 0) {  // an empty softmax: output 0, LSE +inf (FA2)
+        if (n == 0) {  // an empty softmax: output 0, LSE +inf (FA2) or -inf (FA3)
           std::fill(o, o + D, 0.0);
-          l = inf;
+          l = empty_lse;
           continue;
         }
         double m = -inf;

@@ -187,6 +187,12 @@ void Runner::record(Pending& p, const std::string& diff, bool hung) {
     g.smallest_hung = hung;
   }
   ++g.count;
+  // The consequence sample: members 1, 2, 4, 8, ... (a power of two).
+  if (o_.consequences && g.sample.size() < kConsequenceSample && (g.count & (g.count - 1)) == 0) {
+    Pending kept = p;
+    kept.expect.clear();
+    g.sample.push_back({std::move(kept), diff, hung, size});
+  }
   g.categories[cat]++;
   g.kinds[difference_kind(diff)]++;
   if (g.members.size() < kGroupMembersShown) g.members.push_back(p.id);

@@ -134,15 +134,20 @@ void Runner::report_group(const Group& g, std::size_t n, const Failure& f) {
     }
     out_ << "\n";
   }
-  const std::string& origin = g.smallest.id;
-  out_ << "  smallest member " << origin << " [" << f.category << "], "
-       << (g.smallest_hung     ? "not shrunk (the port hung on it)"
+  const std::string& origin = g.shrink_origin.empty() ? g.smallest.id : g.shrink_origin;
+  out_ << "  smallest member " << g.smallest.id;
+  // Shrinking starts from the smallest member of the worst consequence.
+  if (origin != g.smallest.id) out_ << "; the worst consequence is member " << origin << "'s";
+  out_ << " [" << f.category << "], "
+       << (g.shrink_origin_hung || (g.shrink_origin.empty() && g.smallest_hung) ? "not shrunk (the port hung on it)"
            : !breaker_.empty() ? "not shrunk (the run stopped)"
            : f.id != origin    ? "shrunk to " + f.id
                                : std::string("shrunk: no smaller case fails alike"))
        << "\n  first difference: " << f.diff << "\n"
        << g.explanation;
-  if (o_.consequences) out_ << "  " << g.consequence.line << " [" << to_string(g.consequence.severity) << "]\n";
+  if (o_.consequences)
+    out_ << "  " << g.consequence.line << " [" << to_string(g.consequence.severity) << "; worst of " << g.judged
+         << (g.judged == 1 ? " member" : " members") << " judged]\n";
   out_ << g.minimal_line;
 }
 

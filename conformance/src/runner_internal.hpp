@@ -86,8 +86,25 @@ struct Group {
   // The shrunk case as printed: its runs-encoded JSON when that fits
   // kPrintedCaseBytes, else the file it was saved to (show_minimal).
   std::string minimal_line;
-  attention::Verdict consequence;  // what the shrunk member's pack does to attention (consequence.hpp)
+  attention::Verdict consequence;  // the group's consequence: the worst over its judged members
+  // Members kept for judging the consequence: the 1st, 2nd, 4th, 8th ... seen
+  // (at most kConsequenceSample), their expected lines dropped (recomputed).
+  struct Member {
+    Pending p;
+    std::string diff;
+    bool hung = false;
+    std::int64_t size = 0;
+  };
+  std::vector<Member> sample;
+  std::int64_t judged = 0;     // members whose consequence was judged
+  std::string shrink_origin;   // the member shrinking started from ("" : the smallest)
+  bool shrink_origin_hung = false;
+  std::string worst_member;    // the member (or shrunk case) the consequence line is about
 };
+
+/// Members of a group whose consequence is judged besides the smallest: the
+/// 1st, 2nd, 4th, 8th, 16th and 32nd seen (PROTOCOL.md, "Consequences").
+constexpr std::size_t kConsequenceSample = 6;
 
 /// Bytes of a minimal case printed in the log and the JUnit report; a longer
 /// one is saved to a file, and the line names the file.
@@ -135,8 +152,20 @@ class Runner {
   std::string ask_session(const std::vector<sp::Case>& steps, const std::string& id, bool* hung);
   std::string ask(const std::string& request, const std::string& expect, const std::vector<std::string>& views,
                   bool* hung);
-  // The consequence of a group's shrunk member: asks the port for it once more.
-  attention::Verdict judge_consequence(const Group& g, const Failure& f);
+  // The consequence of one case (asking the port for it once more, unless
+  // it hung on it; a breaker-stopped run asks nothing).
+  attention::Verdict judge_case(const sp::Case& c, const std::vector<sp::Case>& steps, const std::string& id,
+                                bool hung);
+  // The group's members judged before shrinking (its smallest and its
+  // sample): the worst severity, and the smallest member that has it.
+  struct Judged {
+    attention::Verdict verdict;
+    const Pending* start = nullptr;  // the member shrinking starts from
+    std::string diff;
+    bool hung = false;
+    std::string id;
+  };
+  Judged judge_members(Group& g);
   // "silent-wrong-gradient 1, metadata-only 2": the groups by severity, worst first.
   std::string severity_counts() const;
   std::string last_expect_, last_answer_;  // ask()'s last exchange ("" answer: none came)
@@ -222,7 +251,10 @@ class Runner {
   void shrink_groups();
   // Shrinks a failing case by steps that know the layout (plainer options,
   // fewer samples, shorter splits), asking the port each time, greedily.
-  void shrink(Pending& p, Failure& f, const std::string& sig);
+  // With `floor`, a smaller case must also keep a consequence at least that
+  // severe: shrinking never lowers a group's severity.
+  void shrink(Pending& p, Failure& f, const std::string& sig,
+              std::optional<attention::Severity> floor = std::nullopt);
 
   // Reporting (report.cpp).
   static std::string seconds_text(double s);

@@ -261,30 +261,92 @@ void Runner::shrink_groups() {
   std::size_t n = 0;
   for (const std::string& sig : group_order_) {
     Group& g = groups_.at(sig);
-    Failure f{g.smallest.id, category_of(g.smallest), g.smallest_diff, g.smallest.c, false, g.smallest.steps};
+    // The consequence is judged first, over the group's members: the
+    // smallest and a sample of the rest. Shrinking starts from the smallest
+    // member of the worst severity, and keeps at least that severity.
+    std::optional<Judged> judged;
+    if (o_.consequences) judged = judge_members(g);
+    const Pending& start = judged && judged->start ? *judged->start : g.smallest;
+    const std::string& start_diff = judged && judged->start ? judged->diff : g.smallest_diff;
+    const bool start_hung = judged && judged->start ? judged->hung : g.smallest_hung;
+    Pending from = start;
+    g.shrink_origin = from.id;
+    g.shrink_origin_hung = start_hung;
+    Failure f{from.id, category_of(from), start_diff, from.c, false, from.steps};
+    std::optional<attention::Severity> floor;
+    if (judged) floor = judged->verdict.severity;
     // A case the port hung on is not shrunk: each try would wait the timeout.
     // Nor is any case once the circuit breaker stopped the run.
-    if (!g.smallest_hung && breaker_.empty()) shrink(g.smallest, f, sig);
+    if (!start_hung && breaker_.empty()) shrink(from, f, sig, floor);
     // A case that shrinking changed is a new case: its id says where it came from.
-    if (f.minimal_json() != Failure{f.id, "", "", g.smallest.c, false, g.smallest.steps}.minimal_json()) {
-      f.id += kShrunkSuffix;
-    }
+    const bool shrunk = f.minimal_json() != Failure{f.id, "", "", from.c, false, from.steps}.minimal_json();
+    if (shrunk) f.id += kShrunkSuffix;
     g.explanation = f.steps.empty() ? explain_difference(f.minimal, f.diff, "  ") : "";
-    if (o_.consequences) g.consequence = judge_consequence(g, f);
+    if (judged) {
+      g.consequence = judged->verdict;
+      g.worst_member = judged->id;
+      if (shrunk) {
+        // The shrunk case kept the severity when it was accepted; its own line
+        // names the rows of the case that is printed.
+        const attention::Verdict v = judge_case(f.minimal, f.steps, f.id, false);
+        if (v.severity >= g.consequence.severity) {
+          g.consequence = v;
+          g.worst_member = f.id;
+        }
+      }
+    }
     g.shrunk = f;
     g.minimal_line = show_minimal(f);
     report_group(g, ++n, f);
   }
 }
 
-void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
+attention::Verdict Runner::judge_case(const sp::Case& c, const std::vector<sp::Case>& steps, const std::string& id,
+                                      bool hung) {
+  if (hung || !breaker_.empty()) return consequence_of(c, steps, "", "", o_.consumer);
+  bool now_hung = false;
+  const std::string d = steps.empty() ? ask_one(c, id, &now_hung) : ask_session(steps, id, &now_hung);
+  if (d.empty()) {
+    return {attention::Severity::not_judged,
+            "consequence [" + attention::describe(o_.consumer) + "]: not judged (the port now agrees on " + id + ")"};
+  }
+  return consequence_of(c, steps, last_expect_, last_answer_, o_.consumer);
+}
+
+Runner::Judged Runner::judge_members(Group& g) {
+  Judged out;
+  out.verdict = {attention::Severity::metadata_only, ""};
+  bool any = false;
+  std::int64_t best_size = 0;
+  const auto consider = [&](const Pending& p, const std::string& diff, bool hung, std::int64_t size) {
+    const attention::Verdict v = judge_case(p.c, p.steps, p.id, hung);
+    ++g.judged;
+    // The worst severity wins; among members of that severity, the smallest
+    // (the first seen on a tie) is the one shrinking starts from.
+    if (!any || v.severity > out.verdict.severity ||
+        (v.severity == out.verdict.severity && size < best_size && !hung)) {
+      out = {v, &p, diff, hung, p.id};
+      best_size = size;
+      any = true;
+    }
+  };
+  consider(g.smallest, g.smallest_diff, g.smallest_hung, g.smallest_size);
+  for (const Group::Member& m : g.sample)
+    if (m.p.id != g.smallest.id) consider(m.p, m.diff, m.hung, m.size);
+  return out;
+}
+
+void Runner::shrink(Pending& p, Failure& f, const std::string& sig, std::optional<attention::Severity> floor) {
   int budget = o_.shrink_budget;
   // A smaller case fails alike when it has the group's signature; for the
   // port's failure (kPortFailure), also the same kind: a case that crashes
-  // does not stand for one that raised what the port cannot classify.
+  // does not stand for one that raised what the port cannot classify. With a
+  // floor, its consequence (the exchange ask() just made) must be at least
+  // as severe: a smaller case that loses the harm does not stand for it.
   const std::string kind = difference_kind(f.diff);
-  const auto alike = [&](const std::string& d) {
-    return !d.empty() && failure_signature(d) == sig && (sig != kPortFailure || difference_kind(d) == kind);
+  const auto alike_for = [&](const std::string& d, const sp::Case& c, const std::vector<sp::Case>& steps) {
+    if (d.empty() || failure_signature(d) != sig || (sig == kPortFailure && difference_kind(d) != kind)) return false;
+    return !floor || consequence_of(c, steps, last_expect_, last_answer_, o_.consumer).severity >= *floor;
   };
   if (!f.steps.empty()) {
     // A session: first drop steps while it still fails (the marks carry
@@ -296,7 +358,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
       bool hung = false;
       const std::string d = ask_session(fewer, p.id + "-shrunk", &hung);
       if (hung) return;  // shrinking stops at the first hang
-      if (alike(d)) {
+      if (alike_for(d, f.minimal, fewer)) {
         f.steps = std::move(fewer);
         f.diff = d;
       } else {
@@ -318,7 +380,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
           bool hung = false;
           const std::string d = ask_session(smaller, p.id + "-shrunk", &hung);
           if (hung) return;  // shrinking stops at the first hang
-          if (alike(d)) {
+          if (alike_for(d, f.minimal, smaller)) {
             f.steps = std::move(smaller);
             f.diff = d;
             progress = true;
@@ -337,7 +399,7 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
       bool hung = false;
       const std::string d = ask_one(candidate, p.id + "-shrunk", &hung);
       if (hung) return;  // shrinking stops at the first hang
-      if (alike(d)) {
+      if (alike_for(d, candidate, {})) {
         f.minimal = candidate;
         f.diff = d;
         progress = true;
@@ -345,16 +407,6 @@ void Runner::shrink(Pending& p, Failure& f, const std::string& sig) {
       }
     }
   }
-}
-
-// One more exchange for the shrunk member (the shrinking's last one may have
-// been another candidate); a member the port hung on is not asked again.
-attention::Verdict Runner::judge_consequence(const Group& g, const Failure& f) {
-  if (g.smallest_hung || !breaker_.empty()) return consequence_of(f.minimal, f.steps, "", "");
-  bool hung = false;
-  const std::string d = f.steps.empty() ? ask_one(f.minimal, f.id, &hung) : ask_session(f.steps, f.id, &hung);
-  if (d.empty()) return {attention::Severity::metadata_only, "consequence: not judged (the port now agrees)"};
-  return consequence_of(f.minimal, f.steps, last_expect_, last_answer_);
 }
 
 }  // namespace detail

@@ -8,7 +8,15 @@
 //   wrong_port two_faults       max_sample_len, and overflow answered as
 //                               invalid_layout (two distinct faults)
 //   wrong_port no_pad_samples   the pad segment missing on sample_offsets
-//                               (pad_segment.sample_offsets = the plain ones)
+//                               (pad_segment.sample_offsets = the plain ones,
+//                               and its all_seq_padded view returns them, as
+//                               the original's getter returns the field)
+//   wrong_port full_offsets_plus1
+//                               full_only_seq_offsets: every entry after the
+//                               first one greater, capped at the full
+//                               stream's rows (real rows change segment; a
+//                               case whose full stream holds padding only
+//                               keeps the difference and loses the harm)
 //   wrong_port pad_row_front    a pad segment's full stream one row short, its
 //                               first row dropped, in cases and session steps
 //                               alike (one fault, seen as a value or as a
@@ -31,6 +39,7 @@
 //                               rows the other way round
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -88,6 +97,19 @@ int main(int argc, char** argv) {
       auto r = nlohmann::json::parse(answer);
       if (r.value("ok", false) && !r["pack"]["pad_segment"].is_null()) {
         r["pack"]["pad_segment"]["sample_offsets"] = r["pack"]["sample_offsets"];
+        if (r.contains("views") && r["views"].contains("all_seq_padded")) {
+          r["views"]["all_seq_padded"]["offsets"] = r["pack"]["sample_offsets"];
+          r["views"]["all_seq_padded"]["max_len"] = r["pack"]["max_sample_len"];
+        }
+        answer = r.dump();
+      }
+    }
+    if (mode == "full_offsets_plus1") {
+      auto r = nlohmann::json::parse(answer);
+      if (r.value("ok", false) && r["pack"]["full_only_seq_offsets"].size() >= 2) {
+        const long rows = static_cast<long>(r["pack"]["full_only_rows"].size());
+        auto& cu = r["pack"]["full_only_seq_offsets"];
+        for (std::size_t i = 1; i < cu.size(); ++i) cu[i] = std::min(cu[i].get<long>() + 1, rows);
         answer = r.dump();
       }
     }

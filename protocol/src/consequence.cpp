@@ -4,6 +4,7 @@
 // against the reference's. Neighbour: compare.cpp reads the lines.
 #include "seqpack/protocol/consequence.hpp"
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "seqpack/attention/consumer_judge.hpp"
 #include "seqpack/protocol/protocol.hpp"
 
 namespace seqpack::protocol {
@@ -40,8 +42,12 @@ std::int64_t integer(const json& pack, const char* field, const char* where) {
   return it->get<std::int64_t>();
 }
 
-attention::Verdict refusal(const std::string& what) {
-  return {attention::Severity::crash_or_refusal, "consequence: " + what};
+std::string line(const attention::ConsumerOptions& consumer, const std::string& what) {
+  return "consequence [" + attention::describe(consumer) + "]: " + what;
+}
+
+attention::Verdict refusal(const attention::ConsumerOptions& consumer, const std::string& what) {
+  return {attention::Severity::crash_or_refusal, line(consumer, what)};
 }
 
 const json* member(const json& j, const char* key) {
@@ -49,36 +55,42 @@ const json* member(const json& j, const char* key) {
   return it == j.end() ? nullptr : &*it;
 }
 
-attention::Verdict judge_result(const Case& c, const json& want, const json& got) {
+attention::StreamView stream_view(const json& v, const char* where) {
+  if (!v.is_object()) throw std::invalid_argument(std::string(where) + ": not an object");
+  return {ints(v, "rows", where), ints(v, "offsets", where), integer(v, "max_len", where)};
+}
+
+attention::Verdict judge_result(const Case& c, const json& want, const json& got,
+                                const attention::ConsumerOptions& consumer) {
   const json* w_ok = member(want, "ok");
   const json* g_ok = member(got, "ok");
   const bool want_ok = w_ok && w_ok->is_boolean() && w_ok->get<bool>();
   const bool got_ok = g_ok && g_ok->is_boolean() && g_ok->get<bool>();
-  if (want_ok && !got_ok) return refusal("the port refuses a layout the spec builds: training stops at this batch");
+  if (want_ok && !got_ok) return refusal(consumer, "the port refuses a layout the spec builds: training stops at this batch");
   if (!want_ok && got_ok) {
-    return refusal("the port builds a pack the spec refuses: a bad batch goes on unseen");
+    return refusal(consumer, "the port builds a pack the spec refuses: a bad batch goes on unseen");
   }
   if (!want_ok)
-    return {attention::Severity::metadata_only, "consequence: none at the attention level (error class only)"};
+    return {attention::Severity::metadata_only, line(consumer, "none (both refuse the layout; the error class only)")};
   const json* wp = member(want, "pack");
   const json* gp = member(got, "pack");
   if (!wp || !gp || !wp->is_object() || !gp->is_object()) {
-    return refusal("the port's answer holds no pack to run");
+    return refusal(consumer, "the port's answer holds no pack to run");
   }
-  attention::PackMeta reference_meta;
+  attention::ConsumerInput reference_input;
   try {
-    reference_meta = pack_meta_from_json(*wp, c);
+    reference_input = consumer_input_from_json(want, c);
   } catch (const std::exception& e) {
-    return {attention::Severity::metadata_only,
-            std::string("consequence: not judged (the reference's pack: ") + e.what() + ")"};
+    return {attention::Severity::not_judged,
+            line(consumer, std::string("not judged (the reference's answer: ") + e.what() + ")")};
   }
-  attention::PackMeta port_meta;
+  attention::ConsumerInput port_input;
   try {
-    port_meta = pack_meta_from_json(*gp, c);
+    port_input = consumer_input_from_json(got, c);
   } catch (const std::exception& e) {
-    return refusal(std::string("the port's pack cannot be read by a consumer (") + e.what() + ")");
+    return refusal(consumer, std::string("the port's answer cannot be read by a consumer (") + e.what() + ")");
   }
-  return attention::compare(port_meta, reference_meta);
+  return attention::compare_consumer(port_input, reference_input, consumer);
 }
 
 }  // namespace
@@ -119,30 +131,80 @@ attention::PackMeta pack_meta_from_json(const json& pack, const Case& c) {
   return m;
 }
 
+attention::ConsumerInput consumer_input_from_json(const json& result, const Case& c) {
+  attention::ConsumerInput in;
+  const json* pack = member(result, "pack");
+  if (!pack || !pack->is_object()) throw std::invalid_argument("pack: missing or not an object");
+  in.meta = pack_meta_from_json(*pack, c);
+  in.cp_world_size = c.options.cp_world_size;
+  const json* views = member(result, "views");
+  if (!views) return in;
+  if (!views->is_object()) throw std::invalid_argument("views: not an object");
+  if (const json* v = member(*views, "all_seq_padded")) in.all_seq_padded = stream_view(*v, "views.all_seq_padded.");
+  if (const json* g = member(*views, "getters")) {
+    if (!g->is_object()) throw std::invalid_argument("views.getters: not an object");
+    const char* at = "views.getters.";
+    if (member(*g, "all_seq_rows")) in.all_seq_rows = ints(*g, "all_seq_rows", at);
+    if (const json* v = member(*g, "causal_padded")) in.causal_padded = stream_view(*v, "views.getters.causal_padded.");
+    if (const json* v = member(*g, "full_only_padded"))
+      in.full_only_padded = stream_view(*v, "views.getters.full_only_padded.");
+    if (member(*g, "num_real_tokens")) {
+      const auto n = ints(*g, "num_real_tokens", at);
+      if (n.size() != 2) throw std::invalid_argument("views.getters.num_real_tokens: not two integers");
+      in.num_real_tokens = std::array<std::int64_t, 2>{n[0], n[1]};
+    }
+  }
+  if (const json* s = member(*views, "cp_shards")) {
+    in.has_cp_shards = true;
+    if (s->is_object()) {
+      const json* e = member(*s, "error");
+      if (!e || !e->is_string()) throw std::invalid_argument("views.cp_shards: an object without an error string");
+      in.cp_shards_error = e->get<std::string>();
+    } else if (s->is_array()) {
+      const char* at = "views.cp_shards[].";
+      for (const json& r : *s) {
+        if (!r.is_object()) throw std::invalid_argument("views.cp_shards[]: not an object");
+        in.cp_shards.push_back({ints(r, "causal_rows", at), ints(r, "full_only_rows", at),
+                                integer(r, "num_causal_tokens_local", at), integer(r, "num_full_tokens_local", at)});
+      }
+    } else {
+      throw std::invalid_argument("views.cp_shards: neither a list nor an error");
+    }
+  }
+  if (const json* d = member(*views, "dtypes")) {
+    if (!d->is_object()) throw std::invalid_argument("views.dtypes: not an object");
+    for (const auto& [field, dtype] : d->items()) {
+      if (!dtype.is_string()) throw std::invalid_argument("views.dtypes." + field + ": not a string");
+      in.dtypes[field] = dtype.get<std::string>();
+    }
+  }
+  return in;
+}
+
 attention::Verdict consequence_of(const Case& c, const std::vector<Case>& steps, const std::string& expected,
-                                  const std::string& actual) {
-  if (actual.empty()) return refusal("the port crashes or hangs on this input: the training job stops");
+                                  const std::string& actual, const attention::ConsumerOptions& consumer) {
+  if (actual.empty()) return refusal(consumer, "the port crashes or hangs on this input: the training job stops");
   try {
     const auto answers = read_answer_pair(expected, actual);
-    if (!answers) return refusal("the port's answer cannot be read");
+    if (!answers) return refusal(consumer, "the port's answer cannot be read");
     const json& want = answers->first;
     const json& got = answers->second;
     const json* type = member(want, "type");
     if (type && type->is_string() && type->get<std::string>() == "session") {
       const json* w = member(want, "results");
       const json* g = member(got, "results");
-      if (!w || !g || !w->is_array() || !g->is_array()) return refusal("the port's session answer holds no results");
+      if (!w || !g || !w->is_array() || !g->is_array()) return refusal(consumer, "the port's session answer holds no results");
       for (std::size_t k = 0; k < w->size() && k < g->size(); ++k) {
         if ((*w)[k] == (*g)[k]) continue;
-        attention::Verdict v = judge_result(k < steps.size() ? steps[k] : c, (*w)[k], (*g)[k]);
+        attention::Verdict v = judge_result(k < steps.size() ? steps[k] : c, (*w)[k], (*g)[k], consumer);
         v.line += " (session step " + std::to_string(k) + ")";
         return v;
       }
-      return {attention::Severity::metadata_only, "consequence: none at the attention level (metadata only)"};
+      return {attention::Severity::metadata_only, line(consumer, "none (no step's result differs)")};
     }
-    return judge_result(c, want, got);
+    return judge_result(c, want, got, consumer);
   } catch (const std::exception& e) {
-    return refusal(std::string("not judged: ") + e.what());
+    return {attention::Severity::not_judged, line(consumer, std::string("not judged: ") + e.what())};
   }
 }
 

@@ -32,9 +32,10 @@ __all__ = ["ConformanceFailure", "assert_conforms", "check", "conformance_test",
 class ConformanceFailure(AssertionError):
     """A module's answer differs from the reference's; `diff` is the runner's
     first difference, `case` the case, `severity` and `consequence` what the
-    module's pack does to attention against the reference's (the runner's
-    consequence line: metadata-only, crash-or-refusal, wrong-output or
-    silent-wrong-gradient)."""
+    module's pack does to the consumer that reads it, beyond the reference's
+    own (the runner's consequence line, judged against cosmos-5eee9ed on fa3:
+    metadata-only, not-judged, crash-or-refusal, nan-only, wrong-output or
+    silent-wrong-gradient, in that order; attention/README.md)."""
 
     def __init__(self, message, diff, case, severity="", consequence=""):
         super().__init__(message)

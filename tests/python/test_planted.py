@@ -72,8 +72,9 @@ def test_planted_fault_is_caught_and_shrunk(mutants, known_failures, tmp_path, i
     print("%s: shrunk to %d tokens: %s\n  %s" % (ident, tokens, failure.case.to_json(), failure.diff))
     assert tokens <= most_tokens, "planted fault %s shrunk to %d tokens only: %s" % (ident, tokens, failure)
     # The runner's consequence line comes with the in-process failure too (issue 27).
-    assert failure.severity in ("metadata-only", "crash-or-refusal", "wrong-output", "silent-wrong-gradient"), failure
-    assert failure.consequence.startswith("consequence: ") and failure.consequence in str(failure), failure
+    assert failure.severity in ("metadata-only", "not-judged", "crash-or-refusal", "nan-only", "wrong-output",
+                                "silent-wrong-gradient"), failure
+    assert failure.consequence.startswith("consequence [cosmos-5eee9ed on fa3") and failure.consequence in str(failure), failure
 
 
 def test_in_process_failure_carries_the_derivation_block(mutants, tmp_path):
@@ -95,4 +96,4 @@ def test_in_process_failure_carries_the_derivation_block(mutants, tmp_path):
     assert "offsets" in info.value.diff, text
     assert "\n  how the reference derives the streams (NOTES.md sections 3 and 4):\n" in text, text
     assert "    pad segment: yes (1 causal and 1 full splits pair)\n" in text, text
-    assert text.index("first difference") < text.index("how the reference derives") < text.index("consequence: "), text
+    assert text.index("first difference") < text.index("how the reference derives") < text.index("consequence ["), text

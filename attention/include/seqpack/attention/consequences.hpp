@@ -15,10 +15,30 @@
 
 namespace seqpack::attention {
 
-/// How bad a consequence is, in increasing order; a report's is its worst pass's.
-enum class Severity : std::uint8_t { metadata_only, crash_or_refusal, wrong_output, silent_wrong_gradient };
-/// "metadata-only", "crash-or-refusal", "wrong-output", "silent-wrong-gradient".
+/// How bad a consequence is, in increasing order (README.md, "Severities"):
+/// - metadata_only: judged, and nothing a consumer computes changes;
+/// - not_judged: the judge could not say (a limit, an unreadable reference);
+///   never taken for harmless, so it ranks above metadata_only;
+/// - crash_or_refusal: the consumer refuses the call or crashes, or NaN on
+///   every step: loud, the run stops;
+/// - nan_only: a gradient or a real row is hit only when the unwritten memory
+///   holds NaN or Inf (finite garbage meets an exact zero): loud, intermittent;
+/// - wrong_output: a real row's forward output is wrong (the loss is wrong);
+/// - silent_wrong_gradient: the forward is right but a gradient is wrong by
+///   finite amounts: nothing in the loss shows it.
+/// A report's severity is its worst finding's.
+enum class Severity : std::uint8_t {
+  metadata_only,
+  not_judged,
+  crash_or_refusal,
+  nan_only,
+  wrong_output,
+  silent_wrong_gradient
+};
+/// "metadata-only", "not-judged", "crash-or-refusal", "nan-only", "wrong-output", "silent-wrong-gradient".
 const char* to_string(Severity severity) noexcept;
+/// The severity named `name` (as to_string writes it), or false.
+bool parse_severity(const std::string& name, Severity& out) noexcept;
 
 /// Rows [first, last] (inclusive) of one buffer.
 struct RowRange {

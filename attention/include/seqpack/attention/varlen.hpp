@@ -21,6 +21,13 @@ struct VarlenArgs {
   std::int64_t max_seqlen_k = 0;        ///< sizes the backward's key grid; never checked by the kernel
   bool causal = false;                  ///< bottom-right aligned per segment (FA >= 2.1)
   std::optional<double> softmax_scale;  ///< default 1 / sqrt(dim)
+  /// How the grid covers a segment's rows. 1 (the default): exactly the first
+  /// max_seqlen_* rows, the safe side of FA2; n > 1: FA2's blocks of n rows
+  /// (the rows of the last launched block are computed, VARLEN.md point 9);
+  /// 0: FA3, whose scheduler counts blocks from cu_seqlens (every row).
+  std::int64_t grid_block = 1;
+  /// The LSE of a query row with no key: +inf (FA2), -inf when set (FA3).
+  bool minus_inf_empty_lse = false;
 };
 
 /// One segment as the kernel's grid sees it: rows [q_begin, q_begin + q_len)

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "seqpack/attention/consumer.hpp"
 #include "seqpack/protocol/case.hpp"
 
 namespace seqpack::conformance {
@@ -28,7 +29,9 @@ struct ConformOptions {
   bool progress = false;       ///< progress line on stderr
   int shrink_budget = 400;     ///< port calls spent shrinking each failure
   bool offer_runs = true;      ///< offer the runs encoding at hello
-  bool consequences = true;    ///< run each group's packs through the attention emulator (consequence.hpp)
+  bool consequences = true;    ///< judge each group's packs against a consumer (protocol/consequence.hpp)
+  /// The consumer the consequences are judged against (--consumer, --kernel).
+  attention::ConsumerOptions consumer;
   /// Stop the run once this many distinct failure groups (signatures) are
   /// seen (0: no limit); `--fail-fast` is 1.
   std::int64_t max_failures = 0;

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "seqpack/attention/consequences.hpp"
+#include "seqpack/attention/consumer.hpp"
 #include "seqpack/attention/pack_meta.hpp"
 #include "seqpack/protocol/case.hpp"
 
@@ -24,13 +25,20 @@ namespace seqpack::protocol {
 /// array.
 attention::PackMeta pack_meta_from_json(const nlohmann::json& pack, const Case& c);
 
-/// The consequence of a failure: `expected` is the reference's result line,
-/// `actual` the port's answer (empty when it crashed or hung). Refusals
-/// either way, crashes and unreadable answers are `crash-or-refusal`; two packs
-/// run through every pass and compared by attention::compare; a session is
+/// What a consumer reads of a result (`result`: its JSON, runs expanded): the
+/// pack and the views the answer carries (all_seq_padded, getters, cp_shards,
+/// dtypes), with the case's cp size. Throws std::invalid_argument naming the
+/// field that is missing or of the wrong type.
+attention::ConsumerInput consumer_input_from_json(const nlohmann::json& result, const Case& c);
+
+/// The consequence of a failure under `consumer`: `expected` is the
+/// reference's result line, `actual` the port's answer (empty when it crashed
+/// or hung). Refusals either way, crashes and unreadable answers are
+/// `crash-or-refusal`; two packs are judged by attention::compare_consumer
+/// (what the port's pack does that the reference's does not); a session is
 /// judged at its first step whose result differs (`steps`: the session's
 /// cases; empty for a single case `c`). Never throws.
 attention::Verdict consequence_of(const Case& c, const std::vector<Case>& steps, const std::string& expected,
-                                  const std::string& actual);
+                                  const std::string& actual, const attention::ConsumerOptions& consumer = {});
 
 }  // namespace seqpack::protocol
