@@ -502,14 +502,25 @@ Verdict compare_consumer(const ConsumerInput& port, const ConsumerInput& referen
                          const JudgeLimits& limits) {
   const ConsumerReport mine = judge_consumer(port, reference, options, limits);
   const ConsumerReport theirs = judge_consumer(reference, reference, options, limits);
+  const std::string head = "consequence [" + describe(options);
   std::map<std::string, const Finding*> known;
-  for (const Finding& f : theirs.findings) known.emplace(f.key, &f);
+  const Finding* unknown_reference = nullptr;  // a branch of the reference that was not judged
+  for (const Finding& f : theirs.findings) {
+    known.emplace(f.key, &f);
+    if (f.severity == Severity::not_judged && !unknown_reference) unknown_reference = &f;
+  }
+  // A port's finding counts when the reference lacks it; a port's not-judged
+  // always counts (it is no finding anybody shares).
   const Finding* worst = nullptr;
   for (const Finding& f : mine.findings)
-    if (!known.count(f.key) && (!worst || f.severity > worst->severity)) worst = &f;
-  const std::string head = "consequence [" + describe(options);
-  if (worst)
+    if ((f.severity == Severity::not_judged || !known.count(f.key)) && (!worst || f.severity > worst->severity))
+      worst = &f;
+  if (worst && worst->severity > Severity::not_judged)
     return {worst->severity, head + (worst->branch.empty() ? "" : ", " + worst->branch) + "]: " + worst->text};
+  // Without the reference's own findings there is nothing to compare with.
+  if (unknown_reference)
+    return {Severity::not_judged, head + "]: not judged (the reference's pack: " + unknown_reference->text + ")"};
+  if (worst) return {worst->severity, head + (worst->branch.empty() ? "" : ", " + worst->branch) + "]: " + worst->text};
   if (theirs.findings.empty()) return {Severity::metadata_only, head + "]: none (metadata only)"};
   return {Severity::metadata_only,
           head + "]: none beyond the reference's own (" + std::string(to_string(theirs.severity)) + ": " +
