@@ -21,8 +21,6 @@ const char* pass_id(PassKind kind) noexcept {
       return "dense_full";
     case PassKind::flex_gen:
       return "flex_gen";
-    case PassKind::flex_und_causal:
-      return "flex_und_causal";
   }
   return "?";
 }
@@ -39,8 +37,6 @@ const char* pass_name(PassKind kind) noexcept {
       return "the dense full pass";
     case PassKind::flex_gen:
       return "the block-sparse generation route";
-    case PassKind::flex_und_causal:
-      return "the block-sparse causal route";
   }
   return "?";
 }
@@ -172,8 +168,10 @@ std::vector<Pass> derive_passes(const PackMeta& meta, Variant variant) {
   // against und key segment i; only where the pack has und segments at all.
   if (segments_of(meta.causal_seq_offsets) > 0 && segments_of(meta.full_only_seq_offsets) > 0)
     passes.push_back(varlen_pass(PassKind::gen_to_und, full, causal, false));
-  // The two-way dense full pass over get_all_seq_padded (~660-708, ~474-498).
-  if (!all.rows.empty()) passes.push_back(varlen_pass(PassKind::dense_full, all, all, false));
+  // The two-way dense full pass: GEN queries keyed against the interleaved
+  // stream (~474-481, ~660-708), a GEN segment paired with its own sample's
+  // keys (the assertion at ~488-494); PASSES.md, choice 1.
+  if (!full.rows.empty() || segments_of(full.offsets) > 0) passes.push_back(varlen_pass(PassKind::dense_full, full, all, false));
   // The fused FlexAttention path (docstring ~356-362): gen queries against
   // [und | gen], masked by per-row sample ids, blocks of full_seq_alignment.
   const std::size_t causal_n = causal.rows.size(), full_n = full.rows.size();
@@ -193,20 +191,6 @@ std::vector<Pass> derive_passes(const PackMeta& meta, Variant variant) {
     p.causal = false;
     p.block_size = meta.full_seq_alignment;
     p.uses_pad_segment = false;
-    passes.push_back(std::move(p));
-  }
-  // A block-sparse causal route over the und stream by sample id (not named by
-  // the text; modelled because the padded causal sample ids exist for it).
-  if (causal_n > 0) {
-    Pass p;
-    p.kind = PassKind::flex_und_causal;
-    p.block_sparse = true;
-    p.q_rows = causal.rows;
-    p.kv_rows = causal.rows;
-    p.q_sample_ids = ids_for(causal_ids_src, causal_n);
-    p.kv_sample_ids = p.q_sample_ids;
-    p.causal = true;
-    p.block_size = meta.causal_seq_alignment;
     passes.push_back(std::move(p));
   }
   return passes;

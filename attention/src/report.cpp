@@ -1,6 +1,6 @@
 // Verdict wording (consequences.hpp): severity names, row ranges, each pass's
-// one-clause consequence, the report's summary line, format_report() and
-// compare(). The runs themselves are in consequences.cpp.
+// one-clause consequence, the report's summary line and format_report(). The
+// runs themselves are in consequences.cpp.
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -163,16 +163,6 @@ std::string format_report(const Report& report) {
     for (const std::string& n : p.notes) s << "  note: " << n << "\n";
   }
   return s.str();
-}
-
-Verdict compare(const PackMeta& port, const PackMeta& reference, const EvaluateOptions& options) {
-  const Report mine = evaluate(port, options, &reference);
-  if (mine.severity == Severity::metadata_only) return {Severity::metadata_only, kNoConsequence};
-  const Report theirs = evaluate(reference, options, &reference);
-  if (mine.summary == theirs.summary)
-    return {Severity::metadata_only, "consequence: none beyond the reference's own (" +
-                                         mine.summary.substr(std::string("consequence: ").size()) + ")"};
-  return {mine.severity, mine.summary};
 }
 
 }  // namespace seqpack::attention

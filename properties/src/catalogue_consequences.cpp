@@ -11,6 +11,31 @@
 #include "seqpack/attention/consequences.hpp"
 
 namespace seqpack::properties::detail {
+
+// The samples that own the causal splits and the full splits, in stream
+// order. A split belongs to the sample whose rows it takes; an empty split at
+// a sample's end belongs to that sample while it lacks a split of that mode
+// (a text-only sample's empty full split is its own, not the next sample's),
+// else it opens the next sample.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_owners(const Subject& s) {
+  const auto& L = s.c().layout;
+  std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> owners;
+  std::int64_t sample = 0, left = L.sample_lens.empty() ? 0 : L.sample_lens[0];
+  bool has_causal = false, has_full = false;
+  for (std::size_t j = 0; j < L.split_lens.size() && j < L.attn_modes.size(); ++j) {
+    const bool causal = L.attn_modes[j] == "causal";
+    while (left == 0 && sample + 1 < static_cast<std::int64_t>(L.sample_lens.size()) &&
+           (L.split_lens[j] > 0 || (causal ? has_causal : has_full))) {
+      left = L.sample_lens[static_cast<std::size_t>(++sample)];
+      has_causal = has_full = false;
+    }
+    (causal ? owners.first : owners.second).push_back(sample);
+    (causal ? has_causal : has_full) = true;
+    left -= L.split_lens[j];
+  }
+  return owners;
+}
+
 namespace {
 
 namespace at = seqpack::attention;
@@ -30,22 +55,6 @@ std::string rows_of(const std::vector<at::BufferRows>& buffers) {
 // tests Findings.* (tests/properties/finding_test.cpp) pin each one, so a
 // change of the reference that fixes or widens them is seen.
 
-// The samples that own the causal splits and the full splits, in stream order.
-std::pair<I64, I64> split_owners(const Subject& s) {
-  const auto& L = s.c().layout;
-  std::pair<I64, I64> owners;
-  std::int64_t sample = 0, left = L.sample_lens.empty() ? 0 : L.sample_lens[0];
-  for (std::size_t j = 0; j < L.split_lens.size() && j < L.attn_modes.size(); ++j) {
-    while (left == 0 && sample + 1 < static_cast<std::int64_t>(L.sample_lens.size())) {
-      left = L.sample_lens[static_cast<std::size_t>(++sample)];
-      if (L.split_lens[j] == 0) break;  // an empty split opens the next sample's
-    }
-    (L.attn_modes[j] == "causal" ? owners.first : owners.second).push_back(sample);
-    left -= L.split_lens[j];
-  }
-  return owners;
-}
-
 // The real rows of the stream a buffer of `p` indexes (queries for output and
 // dq, keys for dk and dv): padding rows come after them.
 std::int64_t real_rows(const Subject& s, const at::PassReport& p, const std::string& buffer) {
@@ -53,12 +62,13 @@ std::int64_t real_rows(const Subject& s, const at::PassReport& p, const std::str
   const bool queries = buffer == "output" || buffer == "dq";
   switch (p.kind) {
     case at::PassKind::und_causal:
-    case at::PassKind::flex_und_causal:
       return m.num_causal_tokens;
     case at::PassKind::gen_to_und:
       return queries ? m.num_full_tokens : m.num_causal_tokens;
     case at::PassKind::gen_full:
       return m.num_full_tokens;
+    case at::PassKind::dense_full:  // gen queries, interleaved keys
+      return queries ? m.num_full_tokens : m.num_causal_tokens + m.num_full_tokens;
     default:
       return m.num_causal_tokens + m.num_full_tokens;
   }
@@ -82,18 +92,29 @@ bool unpaired_padding(const Subject& s, const at::PassReport& p) {
 
 // Finding 2: a layout whose streams have different split counts (beyond the
 // packer's layouts) gives the generation-to-understanding pass unequal
-// segment counts: the kernel's shape check refuses the call.
+// segment counts, and one whose full splits are not one per sample gives the
+// dense pass (GEN segment i against sample i's keys) unequal counts: the
+// kernel's shape check refuses the call.
 bool unpaired_gen_to_und(const Subject& s, const at::PassReport& p) {
   const auto [causal, full] = split_owners(s);
+  if (p.kind == at::PassKind::dense_full)
+    return !s.pack().pad_segment && static_cast<std::int64_t>(full.size()) != s.pack().meta->num_samples();
   return p.kind == at::PassKind::gen_to_und && causal.size() != full.size();
 }
 
 // Finding 3: equal split counts whose i-th causal and i-th full splits belong
 // to different samples (beyond the packer's layouts): the segment-for-segment
 // generation-to-understanding pass lets a sample's gen rows see another's und
-// rows.
+// rows; likewise a dense pass whose i-th full split is not sample i's.
 bool crossed_gen_to_und(const Subject& s, const at::PassReport& p) {
   const auto [causal, full] = split_owners(s);
+  if (p.kind == at::PassKind::dense_full) {
+    // The original's assertion (~488-494) counts full splits against samples,
+    // not their owners: a pad segment does not prevent this one.
+    for (std::size_t i = 0; i < full.size(); ++i)
+      if (full[i] != static_cast<std::int64_t>(i)) return true;
+    return false;
+  }
   return p.kind == at::PassKind::gen_to_und && causal.size() == full.size() && causal != full;
 }
 
@@ -158,6 +179,10 @@ void consequence_plain_offsets_without_pad_segment(const Subject& s) {
   const at::Report& r = consequences_of(s);
   const auto [causal, full] = split_owners(s);
   if (!s.pack().pad_segment && (causal.empty() || causal.size() != full.size())) return;  // finding 1
+  // Findings 2 and 3 on the dense pass: full splits not one per sample.
+  bool own = static_cast<std::int64_t>(full.size()) == s.pack().meta->num_samples();
+  for (std::size_t i = 0; own && i < full.size(); ++i) own = full[i] == static_cast<std::int64_t>(i);
+  if (!s.pack().pad_segment && !own) return;
   REQUIRE(r.plain_offsets_match, "a pack without a pad segment: the plain offsets do not give the same results");
 }
 

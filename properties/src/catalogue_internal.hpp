@@ -126,5 +126,9 @@ void consequence_plain_offsets_without_pad_segment(const Subject& s);
 /// Whether what `p` reports is one of the two documented findings about the
 /// original (reference/README.md): then the consequence properties pass it.
 bool consequence_finding(const Subject& s, const attention::PassReport& p);
+/// The samples that own the causal splits and the full splits, in stream
+/// order (an empty split at a sample's end stays with that sample while it
+/// lacks a split of that mode): the findings' exemptions read them.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_owners(const Subject& s);
 
 }  // namespace seqpack::properties::detail

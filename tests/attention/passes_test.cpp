@@ -60,10 +60,13 @@ TEST(Passes, PaddedPackFeedsEveryPassThePadSegmentOffsets) {
   EXPECT_EQ(g2u.kv_rows, (I64{0, 2, -1, -1}));  // und keys
   EXPECT_FALSE(g2u.args.causal);
   const att::Pass& dense = find(passes, att::PassKind::dense_full);
-  EXPECT_EQ(dense.q_rows, (I64{0, 1, 2, 3, -1, -1, -1, -1}));  // get_all_seq_padded
+  EXPECT_EQ(dense.q_rows, (I64{1, 3, -1, -1}));                 // gen queries
+  EXPECT_EQ(dense.kv_rows, (I64{0, 1, 2, 3, -1, -1, -1, -1}));  // get_all_seq_padded's keys
+  EXPECT_EQ(dense.args.cu_seqlens_q.values(), (I64{0, 1, 2, 4}));
   EXPECT_EQ(dense.args.cu_seqlens_k.values(), (I64{0, 2, 4, 8}));
   EXPECT_EQ(dense.args.max_seqlen_k, 4);
-  EXPECT_EQ(dense.cu_q_field, "pad_segment.sample_offsets");
+  EXPECT_EQ(dense.cu_q_field, "pad_segment.full_only_seq_offsets");
+  EXPECT_EQ(dense.cu_k_field, "pad_segment.sample_offsets");
   const att::Pass& flex = find(passes, att::PassKind::flex_gen);
   EXPECT_EQ(flex.kv_rows, (I64{0, 2, -1, -1, 1, 3, -1, -1}));  // [und | gen]
   EXPECT_EQ(flex.kv_sample_ids, (I64{0, 1, 2, 2, 0, 1, 2, 2}));
@@ -75,7 +78,8 @@ TEST(Passes, UnpaddedVariantReadsRealRowsWithThePlainOffsets) {
   const att::Pass& und = find(passes, att::PassKind::und_causal);
   EXPECT_EQ(und.q_rows, (I64{0, 2}));
   EXPECT_EQ(und.args.cu_seqlens_q.values(), (I64{0, 1, 2}));
-  EXPECT_EQ(find(passes, att::PassKind::dense_full).q_rows, (I64{0, 1, 2, 3}));
+  EXPECT_EQ(find(passes, att::PassKind::dense_full).q_rows, (I64{1, 3}));
+  EXPECT_EQ(find(passes, att::PassKind::dense_full).kv_rows, (I64{0, 1, 2, 3}));
 }
 
 TEST(Passes, FullOnlyPackHasNoCausalOrGenToUndPass) {

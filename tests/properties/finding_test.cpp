@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "catalogue_internal.hpp"  // white box: the exemptions' split owners
 #include "seqpack/attention/consequences.hpp"
 #include "seqpack/properties/catalogue.hpp"
 #include "seqpack/protocol/case.hpp"
@@ -75,6 +76,49 @@ TEST(Findings, SplitsOfDifferentSamplesArePairedAcrossSamples) {
   EXPECT_EQ(p->cross->k_sample, 1);
 }
 
+// Finding 3, on the dense pass: the original's assertion before the pad
+// segment (~488-494) counts full splits against samples, not who owns them.
+// Sample 0 holds one causal split, sample 1 two full splits and a causal one:
+// 2 full splits for 2 samples, so the pad segment is built, and the dense
+// pass keys sample 1's first GEN row against sample 0's rows.
+TEST(Findings, TheDensePassPairsGenSplitsWithSamplesByCountNotByOwner) {
+  const sp::Case c = make(
+      R"({"type":"case","id":"finding-3b","rows":4,"row_bytes":4,"data_seed":0,)"
+      R"("layout":{"sample_lens":[1,3],"split_lens":[1,1,1,1],"attn_modes":["causal","full","full","causal"],"und_token_indexes":[0,3]},)"
+      R"("options":{"cp_world_size":1,"causal_seq_alignment":1,"full_seq_alignment":1,"pad_for_cuda_graphs":true,)"
+      R"("is_image_batch":false,"pad_segment_only_when_padded":false},"graph_bounds":{"image":[0,0],"video":[0,0]}})");
+  const sp::Subject s(c);
+  ASSERT_TRUE(s.pack().pad_segment);
+  const at::PassReport* p = pass(s.consequences(), at::PassKind::dense_full);
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->cross.has_value()) << at::format_report(s.consequences());
+  EXPECT_EQ(p->cross->q_sample, 1);
+  EXPECT_EQ(p->cross->k_sample, 0);
+}
+
+// The exemptions read who owns each split. A text-only sample's empty full
+// split is its own, also when it is not the last sample: given to the next
+// sample, the owners would differ and no_cross_sample would skip the
+// generation-to-understanding pass of every such pack.
+TEST(Findings, SplitOwnersKeepATextOnlySamplesEmptyFullSplit) {
+  const auto owners = [](const std::string& layout) {
+    const sp::Case c = make(
+        R"({"type":"case","id":"owners","rows":7,"row_bytes":4,"data_seed":0,"layout":)" + layout +
+        R"(,"options":{"cp_world_size":1,"causal_seq_alignment":1,"full_seq_alignment":1,"pad_for_cuda_graphs":false,)"
+        R"("is_image_batch":false,"pad_segment_only_when_padded":false},"graph_bounds":{"image":[0,0],"video":[0,0]}})");
+    return sp::detail::split_owners(sp::Subject(c));
+  };
+  using V = std::vector<std::int64_t>;
+  auto o = owners(R"({"sample_lens":[3,4],"split_lens":[3,0,2,2],"attn_modes":["causal","full","causal","full"],"und_token_indexes":[0,1,2,3,4]})");
+  EXPECT_EQ(o.first, (V{0, 1}));
+  EXPECT_EQ(o.second, (V{0, 1}));
+  o = owners(R"({"sample_lens":[5,2],"split_lens":[0,5,0,2],"attn_modes":["causal","full","causal","full"],"und_token_indexes":[]})");
+  EXPECT_EQ(o.first, (V{0, 1}));
+  EXPECT_EQ(o.second, (V{0, 1}));
+  o = owners(R"({"sample_lens":[0,7],"split_lens":[0,7],"attn_modes":["full","full"],"und_token_indexes":[]})");
+  EXPECT_EQ(o.second, (V{0, 1}));
+}
+
 // The exemptions are narrow: the catalogue still fails a paired layout's pack
 // whose pad segment the test removes (the fault the coverage property is for).
 TEST(Findings, TheCatalogueStillPassesThePackerLayoutsOfTheWorkedExamples) {
@@ -86,7 +130,7 @@ TEST(Findings, TheCatalogueStillPassesThePackerLayoutsOfTheWorkedExamples) {
   const sp::Subject s(c);
   EXPECT_EQ(s.consequences().severity, at::Severity::metadata_only) << at::format_report(s.consequences());
   auto meta = at::from_reference(s.pack(), c.options);
-  meta.pad_segment->sample_offsets = meta.sample_offsets;  // planted: no pad segment on sample_offsets
+  meta.pad_segment->full_only_seq_offsets = {0, 1, 2, 3};  // planted: the pad segment one row short
   EXPECT_EQ(at::evaluate(meta).severity, at::Severity::silent_wrong_gradient);
 }
 

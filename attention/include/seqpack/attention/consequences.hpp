@@ -1,8 +1,10 @@
 // The consequence oracle: runs every pass a pack feeds (passes.hpp) through
 // the emulators with NaN-poisoned buffers, and reports what the pack does to
 // them: rows left unwritten, real rows that padding changes, projection weight
-// gradients, maxima, pairing, cross-sample attention. Formatting and compare()
-// live in report.cpp. Contract and choices: README.md, PASSES.md.
+// gradients, maxima, pairing, cross-sample attention, numerically (the
+// catalogue's consequence properties run it on the reference's packs; the
+// runner judges ports with consumer_judge.hpp). Formatting lives in
+// report.cpp. Contract and choices: README.md, PASSES.md.
 #pragma once
 
 #include <cstdint>
@@ -125,13 +127,11 @@ Report evaluate(const PackMeta& meta, const EvaluateOptions& options = {}, const
 /// A multi-line, deterministic rendering of a report (one line per finding).
 std::string format_report(const Report& report);
 
-/// The verdict for a port's pack: severity and one "consequence: ..." line.
+/// A verdict: a severity and one "consequence [...]: ..." line
+/// (consumer_judge.hpp's compare_consumer gives them).
 struct Verdict {
   Severity severity = Severity::metadata_only;
   std::string line;
 };
-/// Judges `port` against `reference` (both for the same case): metadata only
-/// where the port's pack does to attention what the reference's does.
-Verdict compare(const PackMeta& port, const PackMeta& reference, const EvaluateOptions& options = {});
 
 }  // namespace seqpack::attention

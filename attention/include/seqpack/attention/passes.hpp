@@ -16,15 +16,14 @@ namespace seqpack::attention {
 
 /// The consumer passes, in the order the report lists them.
 enum class PassKind : std::uint8_t {
-  und_causal,       ///< causal self-attention over the causal (und) stream
-  gen_full,         ///< two-way self-attention over the full (gen) stream
-  gen_to_und,       ///< gen queries against und keys, segment for segment
-  dense_full,       ///< two-way pass over get_all_seq_padded's interleaved stream
-  flex_gen,         ///< block-sparse: gen queries against [und | gen] by sample id
-  flex_und_causal,  ///< block-sparse: causal und self-attention by sample id
+  und_causal,  ///< causal self-attention over the causal (und) stream
+  gen_full,    ///< two-way self-attention over the full (gen) stream
+  gen_to_und,  ///< gen queries against und keys, segment for segment
+  dense_full,  ///< two-way: gen queries against get_all_seq_padded's interleaved stream
+  flex_gen,    ///< block-sparse: gen queries against [und | gen] by sample id
 };
 
-/// A short id: "und_causal", "gen_full", "gen_to_und", "dense_full", "flex_gen", "flex_und_causal".
+/// A short id: "und_causal", "gen_full", "gen_to_und", "dense_full", "flex_gen".
 const char* pass_id(PassKind kind) noexcept;
 /// The name used in consequence lines, e.g. "the dense full pass".
 const char* pass_name(PassKind kind) noexcept;
