@@ -114,6 +114,9 @@ class Truth {
 /// Rows [first, last] as "3–5, 9".
 std::string rows_text(const std::vector<std::int64_t>& rows);
 
+/// How a finding names a call: "the dense GEN pass".
+const char* call_phrase(const Call& c);
+
 }  // namespace seqpack::attention::detail
 
 namespace seqpack::attention::detail {

@@ -18,16 +18,6 @@ namespace {
 
 using namespace detail;  // NOLINT(google-build-using-namespace): the judge's own parts
 
-const char* call_phrase(const Call& c) {
-  if (c.route == Route::natten) return "the NATTEN GEN self-attention";
-  if (c.id == "causal") return "the causal pass";
-  if (c.id == "gen_dense") return "the dense GEN pass";
-  if (c.id == "full_sa") return "the GEN self-attention";
-  if (c.id == "full_ca") return "the gen->und cross-attention";
-  if (c.id == "flex_gen") return "the FlexAttention GEN pass";
-  return "a call";
-}
-
 const char* stream_word(StreamId s) { return s == StreamId::causal ? "causal" : "full"; }
 
 Finding make(Severity sev, const std::string& branch, const std::string& call, const std::string& kind,

@@ -88,6 +88,16 @@ std::string rows_text(const std::vector<std::int64_t>& rows) {
   return s;
 }
 
+const char* call_phrase(const Call& c) {
+  if (c.route == Route::natten) return "the NATTEN GEN self-attention";
+  if (c.id == "causal") return "the causal pass";
+  if (c.id == "gen_dense") return "the dense GEN pass";
+  if (c.id == "full_sa") return "the GEN self-attention";
+  if (c.id == "full_ca") return "the gen->und cross-attention";
+  if (c.id == "flex_gen") return "the FlexAttention GEN pass";
+  return "a call";
+}
+
 namespace {
 
 std::string num(std::int64_t v) { return std::to_string(v); }

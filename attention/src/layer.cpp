@@ -21,6 +21,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "consumer_internal.hpp"
 
@@ -68,6 +69,19 @@ struct Model {
   Config cfg;
   std::array<const RowIds*, 2> rows;
   std::array<std::int64_t, 2> rope_rows;
+  std::vector<std::vector<QueryState>> qstate;  // per call, per query row (fixed by the geometry)
+  std::vector<std::vector<KeyState>> kstate;    // per call, per key row
+
+  void plan_states() {
+    qstate.resize(b.calls.size());
+    kstate.resize(b.calls.size());
+    for (std::size_t ci = 0; ci < b.calls.size(); ++ci) {
+      for (std::size_t i = 0; i < b.calls[ci].q_rows.size(); ++i)
+        qstate[ci].push_back(query_state(geos[ci], static_cast<std::int64_t>(i)));
+      for (std::size_t j = 0; j < b.calls[ci].kv_rows.size(); ++j)
+        kstate[ci].push_back(key_state(geos[ci], static_cast<std::int64_t>(j)));
+    }
+  }
 
   bool padding(int s, std::size_t i) const { return (*rows[static_cast<std::size_t>(s)])[i] < 0; }
   bool rope_zero(int s, std::size_t i) const {
@@ -100,7 +114,7 @@ struct Model {
       }
     }
     for (std::size_t i = 0; i < out.size(); ++i) {
-      const QueryState st = query_state(g, static_cast<std::int64_t>(i));
+      const QueryState& st = qstate[ci][i];
       if (st.out == Out::unwritten) {
         out[i] = cfg.unwritten;
       } else if (st.out == Out::computed) {
@@ -122,8 +136,8 @@ struct Model {
       return kernel == Kernel::fa3 ? -1 : 1;
     };
     for (std::size_t i = 0; i < out.size(); ++i) {
-      const QueryState sa = query_state(geos[a], static_cast<std::int64_t>(i));
-      const QueryState sc = query_state(geos[c], static_cast<std::int64_t>(i));
+      const QueryState& sa = qstate[a][i];
+      const QueryState& sc = qstate[c][i];
       if (sa.out == Out::unwritten || sc.out == Out::unwritten) {
         out[i] = max(oa[i], oc[i]);
         continue;
@@ -203,7 +217,7 @@ struct Model {
       }
       (void)kmax;
       for (const std::int64_t qi : seg.q) {
-        const QueryState st = query_state(g, qi);
+        const QueryState& st = qstate[ci][static_cast<std::size_t>(qi)];
         if (!st.dq_written) continue;
         const auto i = static_cast<std::size_t>(qi);
         bw.dq[qs][i] = max(bw.dq[qs][i], mul(dout[qs][i], max(max(f.q[qs][i], o[i]), pk[static_cast<std::size_t>(st.n_bwd)])));
@@ -218,7 +232,7 @@ struct Model {
       for (const std::int64_t kj : seg.k) {
         const Source& src = c.kv_src[static_cast<std::size_t>(kj)];
         if (src.stream < 0) continue;
-        const KeyState ks = key_state(g, kj);
+        const KeyState& ks = kstate[ci][static_cast<std::size_t>(kj)];
         Cls d = Z;
         if (ks.grad == KeyGrad::unwritten || ks.grad == KeyGrad::garbage) {
           d = cfg.unwritten;
@@ -254,7 +268,7 @@ struct Model {
     }
     // Queries outside every segment: dq never written.
     for (std::size_t i = 0; i < c.q_rows.size(); ++i)
-      if (!query_state(g, static_cast<std::int64_t>(i)).dq_written) bw.dq[qs][i] = max(bw.dq[qs][i], cfg.unwritten);
+      if (!qstate[ci][i].dq_written) bw.dq[qs][i] = max(bw.dq[qs][i], cfg.unwritten);
   }
 
   Backward backward(const Forward& f, const std::array<Col, 2>& g_above) const {
@@ -286,27 +300,70 @@ struct Model {
 // A parameter gradient's terms over rows, and where they go bad.
 struct Term {
   std::string param, what;
+  int order = 0;
   std::vector<std::int64_t> rows;  // stream rows whose term is bad (or nan)
   Cls worst = Z;
   int stream = 0;
 };
 
-void add_term(std::map<std::string, Term>& terms, int s, const std::string& param, const std::string& what,
-              std::size_t row, Cls c) {
+// A parameter gradient of one tower: its name without the tower's suffix and
+// the term of its sum over rows.
+struct TermName {
+  const char* param;
+  const char* what;
+  int order;  // how findings list them: the projections' weights first
+};
+constexpr TermName kOprojW{"o_proj.weight", "attention output x its gradient", 3};
+constexpr TermName kOprojB{"o_proj.bias", "the output's gradient", 7};
+constexpr TermName kQprojW{"q_proj.weight", "normed input x dq", 0};
+constexpr TermName kKprojW{"k_proj.weight", "normed input x dk", 1};
+constexpr TermName kVprojW{"v_proj.weight", "normed input x dv", 2};
+constexpr TermName kQprojB{"q_proj.bias", "dq", 4};
+constexpr TermName kKprojB{"k_proj.bias", "dk", 5};
+constexpr TermName kVprojB{"v_proj.bias", "dv", 6};
+constexpr TermName kQnorm{"q_norm.weight", "dq x q", 9};
+constexpr TermName kKnorm{"k_norm.weight", "dk x k", 10};
+constexpr TermName kInNorm{"input_layernorm.weight", "its input x its gradient", 11};
+constexpr TermName kPostNorm{"post_attention_layernorm.weight", "its input x its gradient", 12};
+constexpr TermName kMlp{"mlp weights", "the MLP's input x its gradient", 8};
+constexpr TermName kFinalNorm{"norm.weight", "the last hidden state x 0", 13};
+
+// "q_proj_moe_gen.weight" for the gen tower: the suffix goes after the module.
+std::string pname(int s, const char* param) {
+  std::string p(param);
+  if (s != 1) return p;
+  const auto at = p.find_first_of(". ");
+  return p.substr(0, at) + "_moe_gen" + p.substr(at);
+}
+
+// The terms of one pair of states, by tower and parameter; named at the end.
+struct Slots {
+  std::map<const TermName*, Term> at[2];
+};
+
+void add_term(Slots& slots, int s, const TermName& name, std::size_t row, Cls c) {
   if (c < B) return;
-  Term& t = terms[param + "|" + what];
-  t.param = param;
-  t.what = what;
+  Term& t = slots.at[s][&name];
+  t.what = name.what;
+  t.order = name.order;
   t.stream = s;
   t.worst = max(t.worst, c);
   t.rows.push_back(static_cast<std::int64_t>(row));
 }
 
-std::string pname(int s, const char* base) { return std::string(base) + (s == 1 ? "_moe_gen" : ""); }
+std::map<std::string, Term> named(Slots& slots) {
+  std::map<std::string, Term> out;
+  for (int s = 0; s < 2; ++s)
+    for (auto& [name, t] : slots.at[s]) {
+      t.param = pname(s, name->param);
+      out.emplace(t.param, std::move(t));
+    }
+  return out;
+}
 
 // Every parameter gradient's terms at one (forward, backward) pair of states.
 std::map<std::string, Term> terms_of(const Model& m, const Forward& f, const Backward& bw) {
-  std::map<std::string, Term> terms;
+  Slots terms;
   for (int s = 0; s < 2; ++s) {
     const auto us = static_cast<std::size_t>(s);
     const auto& msk = m.mask(s);
@@ -316,29 +373,27 @@ std::map<std::string, Term> terms_of(const Model& m, const Forward& f, const Bac
       const Cls dq_r = m.rope_zero(s, i) ? mul(Z, bw.dq[us][i]) : bw.dq[us][i];
       const Cls dk_r = m.rope_zero(s, i) ? mul(Z, bw.dk[us][i]) : bw.dk[us][i];
       const Cls dqn = norm_bwd(dq_r, x), dkn = norm_bwd(dk_r, x);
-      add_term(terms, s, pname(s, "o_proj") + ".weight", "attention output x its gradient", i,
-               mul(f.out[us][i], bw.dy[us][i]));
-      if (m.cfg.bias) add_term(terms, s, pname(s, "o_proj") + ".bias", "the output's gradient", i, bw.dy[us][i]);
-      add_term(terms, s, pname(s, "q_proj") + ".weight", "normed input x dq", i, mul(f.h[us][i], dqn));
-      add_term(terms, s, pname(s, "k_proj") + ".weight", "normed input x dk", i, mul(f.h[us][i], dkn));
-      add_term(terms, s, pname(s, "v_proj") + ".weight", "normed input x dv", i, mul(f.h[us][i], bw.dv[us][i]));
+      add_term(terms, s, kOprojW, i, mul(f.out[us][i], bw.dy[us][i]));
+      if (m.cfg.bias) add_term(terms, s, kOprojB, i, bw.dy[us][i]);
+      add_term(terms, s, kQprojW, i, mul(f.h[us][i], dqn));
+      add_term(terms, s, kKprojW, i, mul(f.h[us][i], dkn));
+      add_term(terms, s, kVprojW, i, mul(f.h[us][i], bw.dv[us][i]));
       if (m.cfg.bias) {
-        add_term(terms, s, pname(s, "q_proj") + ".bias", "dq", i, dqn);
-        add_term(terms, s, pname(s, "k_proj") + ".bias", "dk", i, dkn);
-        add_term(terms, s, pname(s, "v_proj") + ".bias", "dv", i, bw.dv[us][i]);
+        add_term(terms, s, kQprojB, i, dqn);
+        add_term(terms, s, kKprojB, i, dkn);
+        add_term(terms, s, kVprojB, i, bw.dv[us][i]);
       }
-      add_term(terms, s, pname(s, "q_norm") + ".weight", "dq x q", i, mul(dq_r, x));
-      add_term(terms, s, pname(s, "k_norm") + ".weight", "dk x k", i, mul(dk_r, x));
+      add_term(terms, s, kQnorm, i, mul(dq_r, x));
+      add_term(terms, s, kKnorm, i, mul(dk_r, x));
       const Cls dn = max(max(dqn, dkn), bw.dv[us][i]);
-      add_term(terms, s, pname(s, "input_layernorm") + ".weight", "its input x its gradient", i, mul(dn, f.h[us][i]));
+      add_term(terms, s, kInNorm, i, mul(dn, f.h[us][i]));
       // The MLP's input is zeroed on masked rows (a select): its gradient there is 0.
       const Cls dln = real_row ? bw.dy[us][i] : Z;
-      add_term(terms, s, pname(s, "post_attention_layernorm") + ".weight", "its input x its gradient", i,
-               mul(dln, f.r[us][i]));
-      if (real_row) add_term(terms, s, pname(s, "mlp") + " weights", "the MLP's input x its gradient", i, mul(dln, f.r[us][i]));
+      add_term(terms, s, kPostNorm, i, mul(dln, f.r[us][i]));
+      if (real_row) add_term(terms, s, kMlp, i, mul(dln, f.r[us][i]));
     }
   }
-  return terms;
+  return named(terms);
 }
 
 // Real rows the garbage reaches, forward (their output or hidden state) and
@@ -376,7 +431,8 @@ struct RunResult {
 };
 
 RunResult run(const Branch& b, const std::vector<Geometry>& geos, Kernel kernel, Config cfg) {
-  Model m{b, geos, kernel, cfg, {&b.causal_rows, &b.full_rows}, {b.rope_causal_rows, b.rope_full_rows}};
+  Model m{b, geos, kernel, cfg, {&b.causal_rows, &b.full_rows}, {b.rope_causal_rows, b.rope_full_rows}, {}, {}};
+  m.plan_states();
   std::array<Col, 2> h1;
   for (int s = 0; s < 2; ++s) {
     const RowIds& rows = *m.rows[static_cast<std::size_t>(s)];
@@ -407,12 +463,13 @@ RunResult run(const Branch& b, const std::vector<Geometry>& geos, Kernel kernel,
   out.first_layer = terms_of(m, f1, m.backward(f1, bi.g));
   out.reach = reach_of(m, fi, bi);
   // The final norm: the loss's gradient is 0 on padding rows.
+  Slots final_norm;
   for (int s = 0; s < 2; ++s) {
     const auto us = static_cast<std::size_t>(s);
     for (std::size_t i = 0; i < fi.r[us].size(); ++i)
-      if (m.padding(s, i)) add_term(out.terms, s, pname(s, "norm") + ".weight", "the last hidden state x 0", i,
-                                    mul(Z, fi.r[us][i]));
+      if (m.padding(s, i)) add_term(final_norm, s, kFinalNorm, i, mul(Z, fi.r[us][i]));
   }
+  for (auto& [name, t] : named(final_norm)) out.terms.emplace(name, std::move(t));
   return out;
 }
 
@@ -420,63 +477,134 @@ const char* stream_name(int s) { return s == 0 ? "causal" : "full"; }
 
 }  // namespace
 
+namespace {
+
+// The padding rows the branch's calls leave unwritten, as one clause: "the
+// dense GEN pass leaves full rows 1–255 (padding) unwritten (output, dq)".
+std::string unwritten_sources(const Branch& b, const std::vector<Geometry>& geos) {
+  std::string text;
+  for (std::size_t ci = 0; ci < b.calls.size(); ++ci) {
+    const Call& c = b.calls[ci];
+    std::array<std::vector<std::int64_t>, 2> rows;  // per stream
+    std::vector<std::string> buffers;
+    const auto add_buffer = [&](const char* name) {
+      if (std::find(buffers.begin(), buffers.end(), name) == buffers.end()) buffers.emplace_back(name);
+    };
+    const auto qs = static_cast<std::size_t>(c.q_stream == StreamId::causal ? 0 : 1);
+    for (std::size_t i = 0; i < c.q_rows.size(); ++i) {
+      if (c.q_rows[i] >= 0) continue;
+      const QueryState st = query_state(geos[ci], static_cast<std::int64_t>(i));
+      if (st.out == Out::unwritten) add_buffer("output");
+      if (!st.dq_written) add_buffer("dq");
+      if (st.out == Out::unwritten || !st.dq_written) rows[qs].push_back(static_cast<std::int64_t>(i));
+    }
+    for (std::size_t j = 0; j < c.kv_rows.size(); ++j) {
+      const Source& src = c.kv_src[j];
+      if (c.kv_rows[j] >= 0 || src.stream < 0) continue;
+      const KeyGrad g = key_state(geos[ci], static_cast<std::int64_t>(j)).grad;
+      if (g != KeyGrad::unwritten && g != KeyGrad::garbage) continue;
+      add_buffer("dk/dv");
+      rows[static_cast<std::size_t>(src.stream)].push_back(src.row);
+    }
+    for (int s = 0; s < 2; ++s) {
+      auto& r = rows[static_cast<std::size_t>(s)];
+      if (r.empty()) continue;
+      std::sort(r.begin(), r.end());
+      r.erase(std::unique(r.begin(), r.end()), r.end());
+      std::string list;
+      for (const std::string& buf : buffers) list += (list.empty() ? "" : ", ") + buf;
+      text += std::string(text.empty() ? "" : "; ") + call_phrase(c) + " leaves " + stream_name(s) +
+              (r.size() == 1 ? " row " : " rows ") + rows_text(r) + " (padding) unwritten (" + list + ")";
+    }
+  }
+  return text.empty() ? std::string("rows are left unwritten") : text;
+}
+
+std::string params_text(std::vector<const Term*> terms) {
+  std::stable_sort(terms.begin(), terms.end(),
+                   [](const Term* a, const Term* b) { return std::tie(a->order, a->stream) < std::tie(b->order, b->stream); });
+  std::string s;
+  std::size_t shown = 0;
+  for (const Term* t : terms) {
+    if (++shown > 3) {
+      s += " and " + std::to_string(terms.size() - 3) + " more";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + t->param + " (" + t->what + ")";
+  }
+  return s;
+}
+
+}  // namespace
+
 void layer_findings(const Branch& b, const std::vector<Geometry>& geos, const ConsumerOptions& o,
                     std::vector<Finding>& out) {
   // The configurations: the spec's text assumes no zero factor (a bias); the
   // real consumer runs without (Qwen3-VL) or with attention_bias.
-  std::vector<bool> biases = o.consumer == ConsumerId::spec ? std::vector<bool>{true} : std::vector<bool>{false, true};
-  std::map<std::string, Finding> seen;
+  const std::vector<bool> biases =
+      o.consumer == ConsumerId::spec ? std::vector<bool>{true} : std::vector<bool>{false, true};
+  std::string sources;  // built once, when something is hit
+  Severity reported = Severity::metadata_only;
   for (const bool bias : biases) {
     const RunResult fin = run(b, geos, o.kernel, {bias, B});
     const RunResult nan = run(b, geos, o.kernel, {bias, N});
-    const std::string cond = bias && o.consumer != ConsumerId::spec ? " (with attention_bias)" : "";
+    // Gradients: hit by finite garbage (silent), by NaN on every step (the
+    // run stops), or by NaN only when the memory holds it (loud).
+    std::vector<const Term*> silent, always, only_nan;
+    std::vector<std::string> hit;
+    bool silent_first = false;
     for (const auto& [key, t] : nan.terms) {
       const auto it = fin.terms.find(key);
-      const bool finite = it != fin.terms.end() && it->second.worst == B;
-      const bool always_nan = it != fin.terms.end() && it->second.worst == N;
-      Finding f;
-      f.severity = finite ? Severity::silent_wrong_gradient
-                          : always_nan ? Severity::crash_or_refusal : Severity::nan_only;
-      const Term& shown = finite || always_nan ? it->second : t;
-      f.branch = b.name;
-      f.call = "layer";
-      f.kind = "gradient";
-      f.key = b.name + "/layer/" + t.param + "/" + to_string(f.severity);
-      const bool first = (finite || always_nan ? fin : nan).first_layer.count(key) > 0;
-      f.text = t.param + "'s gradient takes " +
-               (finite ? std::string("finite garbage") : always_nan ? std::string("NaN on every step")
-                                                                    : std::string("NaN only when the memory holds it")) +
-               " through " + shown.what + " on " + stream_name(shown.stream) + " rows " + rows_text(shown.rows) +
-               " (padding)" + (first ? "" : ", in layers after the first") + cond;
-      if (!seen.count(f.key)) seen.emplace(f.key, f);
-    }
-    const auto reach = [&](const Reach& r, bool finite_run) {
-      for (int dir = 0; dir < 2; ++dir) {
-        const Cls worst = dir == 0 ? r.fwd_worst : r.bwd_worst;
-        if (worst < B) continue;
-        for (int s = 0; s < 2; ++s) {
-          const auto& rows = dir == 0 ? r.fwd[s] : r.bwd[s];
-          if (rows.empty()) continue;
-          Finding f;
-          const bool fwd = dir == 0;
-          f.severity = !finite_run ? Severity::nan_only
-                       : worst == N ? Severity::crash_or_refusal
-                       : fwd        ? Severity::wrong_output
-                                    : Severity::silent_wrong_gradient;
-          f.branch = b.name;
-          f.call = "layer";
-          f.kind = fwd ? "garbage-forward" : "garbage-gradient";
-          f.key = b.name + "/layer/" + f.kind + "/" + stream_name(s) + "/" + to_string(f.severity);
-          f.text = std::string("unwritten rows' ") + (finite_run ? "finite garbage" : "NaN") + " reaches real " +
-                   stream_name(s) + " rows " + rows_text(rows) + (fwd ? " in the forward" : " in their gradients") + cond;
-          if (!seen.count(f.key)) seen.emplace(f.key, f);
-        }
+      if (it != fin.terms.end() && it->second.worst == B) {
+        silent.push_back(&it->second);
+        silent_first = silent_first || fin.first_layer.count(key) > 0;
+      } else if (it != fin.terms.end()) {
+        always.push_back(&it->second);
+      } else {
+        only_nan.push_back(&t);
       }
+    }
+    const bool reach_fwd = fin.reach.fwd_worst >= B, reach_bwd = fin.reach.bwd_worst >= B;
+    const bool reach_nan = nan.reach.fwd_worst >= B || nan.reach.bwd_worst >= B;
+    Severity sev = Severity::metadata_only;
+    std::string what;
+    const auto names = [&](const std::vector<const Term*>& terms) {
+      for (const Term* t : terms) hit.push_back(t->param);
     };
-    reach(fin.reach, true);
-    reach(nan.reach, false);
+    if (!silent.empty() || reach_bwd) {
+      names(silent);
+      sev = Severity::silent_wrong_gradient;
+      what = "finite garbage reaches " +
+             (silent.empty() ? std::string("real rows' gradients") : "the gradients of " + params_text(silent)) +
+             (silent.empty() || silent_first ? "" : " in layers after the first");
+    } else if (reach_fwd) {
+      sev = Severity::wrong_output;
+      what = "finite garbage reaches real rows in the forward";
+    } else if (!always.empty()) {
+      names(always);
+      sev = Severity::crash_or_refusal;
+      what = "NaN reaches the gradients of " + params_text(always) + " on every step";
+    } else if (!only_nan.empty() || reach_nan) {
+      names(only_nan);
+      sev = Severity::nan_only;
+      what = "only NaN reaches the gradients of " + params_text(only_nan) +
+             ", when the memory holds it: finite garbage meets exact zeros on its way";
+    }
+    // A configuration reports only what is worse than the one before it.
+    if (sev <= reported) continue;
+    reported = sev;
+    if (sources.empty()) sources = unwritten_sources(b, geos);
+    const std::string cond = bias && o.consumer != ConsumerId::spec ? " (with attention_bias)" : "";
+    Finding f;
+    f.severity = sev;
+    f.branch = b.name;
+    f.call = "layer";
+    f.kind = "garbage";
+    f.key = b.name + "/layer/garbage/" + to_string(sev) + cond;
+    f.text = sources + "; " + what + cond;
+    f.gradients = std::move(hit);
+    out.push_back(std::move(f));
   }
-  for (auto& [key, f] : seen) out.push_back(f);
 }
 
 }  // namespace seqpack::attention::detail

@@ -30,6 +30,7 @@ struct Finding {
   std::string kind;    ///< "refused", "unwritten", "changed", "gradient", "mask", "sample-ids", "not-judged"
   std::string key;     ///< compares findings across packs (no row numbers where only the class matters)
   std::string text;    ///< one clause
+  std::vector<std::string> gradients;  ///< the layer's: every parameter whose gradient the garbage reaches
 };
 
 /// What a pack does to one consumer.
