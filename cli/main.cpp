@@ -21,6 +21,7 @@
 
 #include "check.hpp"
 #include "paths.hpp"
+#include "seqpack/attention/audit.hpp"
 #include "seqpack/common/version.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/protocol/case.hpp"
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
-  const char* const subcommands[] = {"check", "oracle", "conform", "replay", "report", "vectors", "paths"};
+  const char* const subcommands[] = {"check", "oracle", "conform", "replay", "report", "vectors", "paths", "audit"};
 
   seqpack::cli::CheckOptions check_options;
   CLI::App* check =
@@ -185,6 +186,19 @@ int main(int argc, char** argv) {
   replay->add_flag("--plain", replay_plain, "Do not offer the runs encoding");
   consumer_options(replay);
 
+  CLI::App* audit = app.add_subcommand(
+      "audit", "Judge the reference's pack of every layout of a scope under each consumer profile (the findings table)");
+  std::vector<std::string> audit_profiles;
+  std::int64_t audit_max_len = 3;
+  audit
+      ->add_option("--profile", audit_profiles,
+                   "CONSUMER/KERNEL to audit, e.g. cosmos-5eee9ed/fa3 (repeatable; default: spec and cosmos-5eee9ed, "
+                   "each on fa3 and fa2)")
+      ->check(CLI::IsMember({"spec/fa3", "spec/fa2", "cosmos-5eee9ed/fa3", "cosmos-5eee9ed/fa2"}));
+  audit->add_option("--max-len", audit_max_len, "Longest split of the packer's layouts (1 to 8)")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+
   std::vector<std::string> merge_files;
   std::string merge_out;
   CLI::App* report = app.add_subcommand("report", "Work with `conform --report` files");
@@ -208,7 +222,7 @@ int main(int argc, char** argv) {
                                          return std::string(argv[1]) == s;
                                        }) == std::end(subcommands)) {
     std::cerr << "seqpack: unknown subcommand \"" << sp::printable(argv[1], 60)
-              << "\" (expected check, oracle, conform, replay, report, vectors or paths; see --help)\n";
+              << "\" (expected check, oracle, conform, replay, report, vectors, paths or audit; see --help)\n";
     return 2;
   }
   try {
@@ -253,6 +267,19 @@ int main(int argc, char** argv) {
   if (paths->parsed())
     return seqpack::cli::run_paths(seqpack::cli::find_paths(self_path()), paths_name, std::cout, std::cerr);
   if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);
+  if (audit->parsed()) {
+    namespace at = seqpack::attention;
+    if (audit_profiles.empty()) audit_profiles = {"spec/fa3", "spec/fa2", "cosmos-5eee9ed/fa3", "cosmos-5eee9ed/fa2"};
+    std::vector<at::ConsumerOptions> profiles;
+    for (const std::string& p : audit_profiles) {
+      const auto slash = p.find('/');
+      profiles.push_back({*at::parse_consumer(p.substr(0, slash)), *at::parse_kernel(p.substr(slash + 1))});
+    }
+    at::AuditScope scope;
+    scope.max_len = audit_max_len;
+    std::cout << at::format_audit(at::audit_original(scope, profiles));
+    return 0;
+  }
   if (conform->parsed()) {
     if (const std::string bad = parse_seed(conform_seed, &co.seed); !bad.empty()) {
       std::cerr << "conform: " << bad << "\n";

@@ -6,7 +6,7 @@
 #
 #   reference    seqpack::common, seqpack::reference            (std only)
 #   protocol     seqpack::protocol: Case, the oracle, serve()   (nlohmann-json)
-#   attention    seqpack::attention: the consequence oracle     (std only)
+#   attention    seqpack::attention: the consequence oracle     (Threads: the audit judges on every core)
 #   properties   seqpack::properties: generators, catalogue     (RapidCheck)
 #   conformance  seqpack::conformance: the runner, ports        (Threads)
 #   gpu          seqpack::gpu_cpp, gpu_omp, gpu_cuda            (Thrust, OpenMP)

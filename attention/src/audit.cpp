@@ -74,8 +74,14 @@ void layouts_of(const std::vector<std::string>& shapes, std::int64_t samples, st
 // The numbers of a finding's text as N, runs and lists of them as one N.
 std::string elide_numbers(const std::string& text) {
   std::string out;
+  const auto plural = [&]() {  // "row N" reads as "rows N"
+    if (out.size() >= 5 && out.compare(out.size() - 4, 4, "row ") == 0 &&
+        (out.size() == 4 || out[out.size() - 5] == ' '))
+      out.insert(out.size() - 1, "s");
+  };
   for (std::size_t i = 0; i < text.size();) {
     if (std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+      plural();
       while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) ++i;
       if (out.size() < 1 || out.back() != 'N') out += 'N';
       continue;
@@ -119,7 +125,7 @@ std::vector<AuditCase> audit_cases(const AuditScope& scope) {
     std::ostringstream t;
     t << layout_text(l) << " align " << o.causal_seq_alignment << "/" << o.full_seq_alignment << " cp "
       << o.cp_world_size << " graphs " << graphs << (o.pad_segment_only_when_padded ? " pso" : "");
-    out.push_back({l, o, marks, t.str(), rows});
+    out.push_back({l, o, marks, t.str(), rows, false});
   };
   for (const bool is_beyond : {false, true}) {
     for (const ref::Layout& l : is_beyond ? beyond : packer) {
@@ -138,6 +144,7 @@ std::vector<AuditCase> audit_cases(const AuditScope& scope) {
                 ref::GraphMarks marks;
                 if (graphs == 2) marks = {kLargeMark, kLargeMark, kLargeMark, kLargeMark};
                 add(l, o, marks, graphs == 0 ? "off" : graphs == 1 ? "on" : "after-large");
+                if (!out.empty()) out.back().beyond_packer = is_beyond;
               }
     }
   }
@@ -183,13 +190,15 @@ AuditResult audit_original(const AuditScope& scope, const std::vector<ConsumerOp
   judge_range(0, threads);
   for (std::thread& t : pool) t.join();
   // (profile, branch, severity, what) -> class
-  std::map<std::tuple<std::size_t, std::string, int, std::string>, AuditClass> classes;
+  std::map<std::tuple<std::size_t, bool, std::string, int, std::string>, AuditClass> classes;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const AuditCase& c = cases[i];
+    if (!c.beyond_packer) ++result.packer_cases;
     for (const Worst& w : per_case[i]) {
       const std::string what = elide_numbers(w.text);
-      AuditClass& k = classes[{w.profile, w.branch, -static_cast<int>(w.severity), what}];
+      AuditClass& k = classes[{w.profile, c.beyond_packer, w.branch, -static_cast<int>(w.severity), what}];
       if (k.cases == 0 || c.rows < k.smallest_rows) {
+        k.beyond_packer = c.beyond_packer;
         k.profile = describe(profiles[w.profile]);
         k.branch = w.branch;
         k.severity = w.severity;
@@ -209,24 +218,27 @@ AuditResult audit_original(const AuditScope& scope, const std::vector<ConsumerOp
         if (describe(profiles[p]) == name) return p;
       return profiles.size();
     };
-    return std::make_tuple(index(a.profile), -static_cast<int>(a.severity), -a.cases) <
-           std::make_tuple(index(b.profile), -static_cast<int>(b.severity), -b.cases);
+    return std::make_tuple(index(a.profile), a.beyond_packer, -static_cast<int>(a.severity), -a.cases) <
+           std::make_tuple(index(b.profile), b.beyond_packer, -static_cast<int>(b.severity), -b.cases);
   });
   return result;
 }
 
 std::string format_audit(const AuditResult& result) {
   std::ostringstream s;
-  s << "audit: " << result.cases << " layouts the original accepts, each built by the reference and judged under "
-    << result.profiles.size() << (result.profiles.size() == 1 ? " profile" : " profiles") << "\n";
-  std::string profile;
+  const std::int64_t beyond = result.cases - result.packer_cases;
+  s << "audit: " << result.cases << " layouts the original accepts (" << result.packer_cases << " of the packer's, "
+    << beyond << " beyond it), each built by the reference and judged under " << result.profiles.size()
+    << (result.profiles.size() == 1 ? " profile" : " profiles") << "\n";
+  std::string heading;
   for (const AuditClass& k : result.classes) {
-    if (k.profile != profile) {
-      profile = k.profile;
-      s << "\n== " << profile << "\n";
+    const std::string h = k.profile + (k.beyond_packer ? ", beyond the packer's layouts" : ", the packer's layouts");
+    if (h != heading) {
+      heading = h;
+      s << "\n== " << heading << "\n";
     }
-    s << to_string(k.severity) << " " << k.branch << ": " << k.cases << " of " << result.cases << " layouts: "
-      << k.what << "\n  smallest: " << k.smallest << "\n";
+    s << to_string(k.severity) << " " << k.branch << ": " << k.cases << " of "
+      << (k.beyond_packer ? beyond : result.packer_cases) << ": " << k.what << "\n  smallest: " << k.smallest << "\n";
   }
   return s.str();
 }

@@ -219,7 +219,7 @@ int Runner::summary() {
                  ? ", run stopped at --max-failures " + std::to_string(o_.max_failures)
                  : "");
     if (past_stop_ > 0) out_ << "; " << past_stop_ << " failures of other signatures in the last batch, not grouped";
-    if (o_.consequences) out_ << "; by severity: " << severity_counts();
+    if (o_.consequences) out_ << "; by severity (" << attention::describe(o_.consumer) << "): " << severity_counts();
     out_ << "\n";
     std::size_t n = 0;
     for (const std::string& sig : group_order_) {
@@ -272,6 +272,7 @@ int Runner::summary() {
       r["features"][feature] = {{"checked", counts.first}, {"failing", counts.second}};
     }
     if (o_.consequences) {
+      r["consumer"] = attention::describe(o_.consumer);
       json by_severity = json::object();
       for (const auto& [sig, g] : groups_) {
         const char* name = to_string(g.consequence.severity);
@@ -297,6 +298,8 @@ int Runner::summary() {
                              {"explanation", g.explanation},
                              {"severity", o_.consequences ? json(to_string(g.consequence.severity)) : json()},
                              {"consequence", o_.consequences ? json(g.consequence.line) : json()},
+                             {"consequence_members_judged", o_.consequences ? json(g.judged) : json()},
+                             {"consequence_of", o_.consequences ? json(g.worst_member) : json()},
                              {f.steps.empty() ? "case" : "session", json::parse(f.minimal_json())}});
     }
     std::ofstream file(o_.report);

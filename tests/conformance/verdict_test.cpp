@@ -282,11 +282,13 @@ TEST(Consequence, MissingPadSegmentOnSampleOffsetsIsRefusedBySpecAndUnreadByCosm
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("[crash-or-refusal; worst of"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("by severity: crash-or-refusal 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("by severity (spec on fa3): crash-or-refusal 1"), std::string::npos) << r.out;
   std::ifstream report(dir + "/report.json");
   const json j = json::parse(report);
   ASSERT_EQ(j["groups"].size(), 1u);
   EXPECT_EQ(j["groups"][0]["severity"], "crash-or-refusal");
+  EXPECT_EQ(j["consumer"], "spec on fa3");
+  EXPECT_EQ(j["groups"][0]["consequence_members_judged"], 7);
   EXPECT_EQ(j["groups_by_severity"], json({{"crash-or-refusal", 1}}));
   std::ifstream junit(dir + "/junit.xml");
   const std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
@@ -295,7 +297,7 @@ TEST(Consequence, MissingPadSegmentOnSampleOffsetsIsRefusedBySpecAndUnreadByCosm
   EXPECT_NE(cosmos.out.find("consequence [cosmos-5eee9ed on fa3]: none beyond the reference's own"),
             std::string::npos)
       << cosmos.out;
-  EXPECT_NE(cosmos.out.find("by severity: metadata-only 1"), std::string::npos) << cosmos.out;
+  EXPECT_NE(cosmos.out.find("by severity (cosmos-5eee9ed on fa3): metadata-only 1"), std::string::npos) << cosmos.out;
   std::filesystem::remove_all(dir);
 }
 
@@ -309,7 +311,7 @@ TEST(Consequence, SeveritiesFollowTheFaultAndCanBeTurnedOff) {
   EXPECT_NE(shifted.out.find("GEN pass changes real full rows"), std::string::npos) << shifted.out;
   // A wrong error class, and a field no consumer reads: metadata only, each.
   const RunResult two = conform(kWrong + " two_faults", 300, strict);
-  EXPECT_NE(two.out.find("by severity: metadata-only 2"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("by severity (cosmos-5eee9ed on fa3): metadata-only 2"), std::string::npos) << two.out;
   EXPECT_NE(two.out.find("]: none (both refuse the layout; the error class only) [metadata-only"), std::string::npos)
       << two.out;
   const RunResult crash = conform(kWrong + " crash_cp 2", 300);

@@ -23,6 +23,7 @@ struct AuditCase {
   reference::GraphMarks marks;
   std::string text;  ///< "samples [2 2] splits [c1 f1 c1 f1] align 4/4 cp 1 graphs off"
   std::int64_t rows = 0;
+  bool beyond_packer = false;  ///< a layout the framework's packer does not make
 };
 
 /// The audit's scope: the packer's layouts (every sample [causal, full], or
@@ -44,6 +45,7 @@ std::vector<AuditCase> audit_cases(const AuditScope& scope);
 /// numbers elided ("full rows N (padding)").
 struct AuditClass {
   std::string profile;  ///< "cosmos-5eee9ed on fa3"
+  bool beyond_packer = false;
   std::string branch;
   Severity severity = Severity::metadata_only;
   std::string what;
@@ -55,6 +57,7 @@ struct AuditClass {
 
 struct AuditResult {
   std::int64_t cases = 0;
+  std::int64_t packer_cases = 0;  ///< of which the packer's layouts
   std::vector<ConsumerOptions> profiles;
   std::vector<AuditClass> classes;  ///< by profile, then severity (worst first), then count
 };
