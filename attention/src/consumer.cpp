@@ -48,8 +48,6 @@ std::optional<std::string> spec_dtype(std::string_view field) noexcept {
       {"pad_segment.causal_seq_offsets", "int32"},
       {"pad_segment.full_only_seq_offsets", "int32"},
       {"pad_segment.sample_offsets", "int32"},
-      {"causal_indices", "int32"},
-      {"full_indices", "int32"},
       {"causal_sample_ids", "int64"},
       {"full_only_sample_ids", "int64"},
   };

@@ -88,6 +88,7 @@ VIEW_NEEDS = {
                  "get_full_only_seq_padded"),
     "metadata_reuse": ("prepare_sequence_pack_metadata", "get_all_seq", "get_num_real_tokens"),
     "payload": ("get_all_seq_padded",),
+    "dtypes": (),
 }
 
 # The private pack fields the adapter itself reads for a view (the module's
@@ -431,6 +432,15 @@ class Port:
                 out.append({"rank": r, "causal_rows": self.rows(local["causal_seq"]),
                             "full_only_rows": self.rows(local["full_only_seq"]),
                             "num_causal_tokens_local": int(nc), "num_full_tokens_local": int(nf)})
+            return out
+        if name == "dtypes":
+            # The dtype of the offsets and sample ids, as the module made them
+            # (indices are left out: this adapter widens them for torch 1.13).
+            out = {name: str(pack[key].dtype).replace("torch.", "") for name, key, kind in PACK_FIELDS
+                   if kind == "ints" and key in pack and "indices" not in name}
+            if "_causal_seq_offsets_pad_segment" in pack:
+                out.update({"pad_segment." + name: str(pack[key].dtype).replace("torch.", "")
+                            for name, key, kind in PAD_SEGMENT_FIELDS if kind == "ints" and key in pack})
             return out
         if name == "getters":
             return {"und_rows": self.rows(m.get_und_seq(pack)), "gen_rows": self.rows(m.get_gen_seq(pack)),

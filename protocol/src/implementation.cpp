@@ -157,6 +157,23 @@ std::unique_ptr<Built> Implementation::build_prepared(const ref::Rows&, const pr
 }
 std::vector<std::string> Implementation::views() const { return {"all_seq_padded", "cp_shards"}; }
 
+std::vector<std::pair<std::string, std::string>> Built::dtypes() const {
+  // The reference's vectors: int32 offsets, int64 sample ids. (Indices are
+  // left out: torch indexes with either width, and the Python adapter widens
+  // them itself for torch 1.13.)
+  std::vector<std::pair<std::string, std::string>> out = {{"sample_offsets", "int32"},
+                                                          {"causal_seq_offsets", "int32"},
+                                                          {"full_only_seq_offsets", "int32"},
+                                                          {"causal_sample_ids", "int64"},
+                                                          {"full_only_sample_ids", "int64"}};
+  if (pack().pad_segment) {
+    out.emplace_back("pad_segment.causal_seq_offsets", "int32");
+    out.emplace_back("pad_segment.full_only_seq_offsets", "int32");
+    out.emplace_back("pad_segment.sample_offsets", "int32");
+  }
+  return out;
+}
+
 const Implementation& reference_implementation() {
   static const ReferenceImplementation impl;
   return impl;

@@ -133,7 +133,8 @@ std::int64_t oracle_row_limit() { return g_row_limit; }
 const std::vector<std::string>& oracle_views() {
   static const std::vector<std::string> views = {"all_seq_padded", "cp_shards", "getters",     "position_ids",
                                                  "setters",        "derived",   "cp_local",    "metadata_reuse",
-                                                 "payload",        "session",   "error_marks", "cp_global"};
+                                                 "payload",        "session",   "error_marks", "cp_global",
+                                                 "dtypes"};
   return views;
 }
 

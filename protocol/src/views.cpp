@@ -222,6 +222,11 @@ void more_views(Writer& w, const Implementation& impl, const Built& b, Shards& s
     const auto [nc, nf] = b.num_real_tokens();
     w.key("num_real_tokens").list(std::vector<std::int64_t>{nc, nf}).close();
   }
+  if (wants(views, "dtypes")) {
+    w.key("dtypes").open();
+    for (const auto& [field, dtype] : b.dtypes()) w.key(field.c_str()).str(dtype);
+    w.close();
+  }
   if (wants(views, "position_ids")) {
     w.key("position_ids").open();
     const ref::PositionIds one = position_ids(c.rows, false), three = position_ids(c.rows, true);

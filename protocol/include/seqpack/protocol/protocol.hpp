@@ -79,6 +79,10 @@ class Built {
   virtual reference::PositionIds shard_position_ids(const reference::PositionIds& ids, std::int64_t rank,
                                                     std::int64_t world_size) const;
   virtual std::unique_ptr<Built> gather(const std::vector<const Built*>& shards) const;
+  /// The dtype of each integer tensor of the pack, by wire name ("int32",
+  /// "int64"; pad segment fields as "pad_segment.NAME"): the dtypes view. The
+  /// default is the reference's, which are the spec's (NOTES.md section 1).
+  virtual std::vector<std::pair<std::string, std::string>> dtypes() const;
 
   /// The calls whose error class the cp_local view records on a local pack.
   enum class Call { all_seq, all_seq_padded, und_position_ids, gen_position_ids, causal_padded, full_only_padded };
@@ -113,7 +117,7 @@ const Implementation& reference_implementation();
 
 /// Every optional view and behaviour the oracle computes (PROTOCOL.md):
 /// all_seq_padded, cp_shards, getters, position_ids, setters, derived,
-/// cp_local, metadata_reuse, payload, session, error_marks.
+/// cp_local, metadata_reuse, payload, session, error_marks, cp_global, dtypes.
 const std::vector<std::string>& oracle_views();
 
 /// Padded rows (causal + full) above which a result carries no payload view.
