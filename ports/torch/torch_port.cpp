@@ -105,6 +105,24 @@ class TorchBuilt : public sc::Built {
     host_ = host_pack(pack_, meta_, row_bytes_);
   }
   const ref::Pack& pack() const override { return host_; }
+  // The binding's tensors' own dtypes (its pad segment is host int32 data).
+  std::vector<std::pair<std::string, std::string>> dtypes() const override {
+    const auto name = [](const at::Tensor& t) {
+      return t.scalar_type() == at::kInt ? std::string("int32")
+             : t.scalar_type() == at::kLong ? std::string("int64")
+                                            : std::string(c10::toString(t.scalar_type()));
+    };
+    const tb::SequencePackMetadata& m = pack_.meta;
+    std::vector<std::pair<std::string, std::string>> out = {{"sample_offsets", name(m.sample_offsets())},
+                                                            {"causal_seq_offsets", name(m.causal_seq_offsets())},
+                                                            {"full_only_seq_offsets", name(m.full_only_seq_offsets())},
+                                                            {"causal_sample_ids", name(pack_.causal_sample_ids)},
+                                                            {"full_only_sample_ids", name(pack_.full_only_sample_ids)}};
+    if (pack_.pad_segment)
+      for (const char* f : {"causal_seq_offsets", "full_only_seq_offsets", "sample_offsets"})
+        out.emplace_back(std::string("pad_segment.") + f, "int32");
+    return out;
+  }
   ref::AllSeqPadded all_seq_padded() const override {
     auto [seq, offsets, max_len] = tb::get_all_seq_padded(pack_);
     return {rows_of(seq, row_bytes_), values_of<std::int32_t>(offsets), static_cast<std::int32_t>(max_len)};
