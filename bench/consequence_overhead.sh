@@ -3,7 +3,9 @@
 # most 20% on the default run against the oracle): the same run with and
 # without --no-consequences, alternated A B A B in one go, for the oracle
 # (no failure group: nothing to judge) and for a wrong port whose faults give
-# failure groups (one judged exchange per group).
+# failure groups: two_faults (two metadata-only groups) and
+# full_offsets_plus1 (one wrong-output group: up to 7 members judged, and
+# every shrinking step judged against the group's severity).
 #   bench/consequence_overhead.sh BUILD_DIR [ROUNDS]   (default build/default, 3)
 set -euo pipefail
 build=${1:-build/default}
@@ -22,7 +24,10 @@ for ((k = 0; k < rounds; ++k)); do
   run oracle_without --port "$seqpack oracle" --no-consequences
   run wrong_with --port "$wrong two_faults"
   run wrong_without --port "$wrong two_faults" --no-consequences
+  run harm_with --port "$wrong full_offsets_plus1"
+  run harm_without --port "$wrong full_offsets_plus1" --no-consequences
 done | awk '{ s[$1] += $2; n[$1]++ } END {
   for (k in s) printf "%-15s %.2f s (mean of %d)\n", k, s[k] / n[k], n[k]
   printf "oracle: with/without = %.3f\n", s["oracle_with"] / s["oracle_without"]
-  printf "wrong port (2 groups): with/without = %.3f\n", s["wrong_with"] / s["wrong_without"] }'
+  printf "wrong port (2 groups): with/without = %.3f\n", s["wrong_with"] / s["wrong_without"]
+  printf "harmful port (1 wrong-output group): with/without = %.3f\n", s["harm_with"] / s["harm_without"] }'

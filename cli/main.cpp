@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
   consumer_options(replay);
 
   CLI::App* audit = app.add_subcommand(
-      "audit", "Judge the reference's pack of every layout of a scope under each consumer profile (the findings table)");
+      "audit",
+      "Judge the reference's pack of every layout of a scope under each consumer profile (the findings table)");
   std::vector<std::string> audit_profiles;
   std::int64_t audit_max_len = 3;
   audit

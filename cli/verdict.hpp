@@ -2,13 +2,12 @@
 // readably, merge sharded reports, and the --shard option.
 #pragma once
 
-#include "seqpack/attention/consumer.hpp"
-
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "seqpack/attention/consumer.hpp"
 #include "seqpack/protocol/case.hpp"
 
 namespace seqpack::cli {

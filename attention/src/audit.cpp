@@ -88,8 +88,8 @@ std::string elide_numbers(const std::string& text) {
     }
     // "N–N" (an en dash, 3 bytes) and "N, N" join the N before them.
     const bool dash = text.compare(i, 3, "\u2013") == 0;
-    if (!out.empty() && out.back() == 'N' && (dash || text.compare(i, 2, ", ") == 0) && i + (dash ? 3 : 2) < text.size() &&
-        std::isdigit(static_cast<unsigned char>(text[i + (dash ? 3 : 2)])) != 0) {
+    if (!out.empty() && out.back() == 'N' && (dash || text.compare(i, 2, ", ") == 0) &&
+        i + (dash ? 3 : 2) < text.size() && std::isdigit(static_cast<unsigned char>(text[i + (dash ? 3 : 2)])) != 0) {
       i += dash ? 3 : 2;
       continue;
     }

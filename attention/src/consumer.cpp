@@ -92,9 +92,10 @@ bool gather(const ConsumerInput& in, std::int64_t cp, Streams& s) {
   for (std::size_t r = 0; r < in.cp_shards.size(); ++r) {
     const ShardView& sh = in.cp_shards[r];
     if (sh.causal_rows.size() != lc || sh.full_only_rows.size() != lf) {
-      s.refusal = "rank " + std::to_string(r) + "'s shard holds " + std::to_string(sh.causal_rows.size()) + " causal and " +
-                  std::to_string(sh.full_only_rows.size()) + " full rows, rank 0's " + std::to_string(lc) + " and " +
-                  std::to_string(lf) + ": the all-to-all needs equal shards (context_parallel_utils.py:427-443)";
+      s.refusal = "rank " + std::to_string(r) + "'s shard holds " + std::to_string(sh.causal_rows.size()) +
+                  " causal and " + std::to_string(sh.full_only_rows.size()) + " full rows, rank 0's " +
+                  std::to_string(lc) + " and " + std::to_string(lf) +
+                  ": the all-to-all needs equal shards (context_parallel_utils.py:427-443)";
       return false;
     }
     s.causal.insert(s.causal.end(), sh.causal_rows.begin(), sh.causal_rows.end());
@@ -138,8 +139,8 @@ Streams streams_of(const ConsumerInput& in) {
 
 std::vector<Source> stream_sources(StreamId id, std::size_t n) {
   std::vector<Source> src(n);
-  for (std::size_t i = 0; i < n; ++i) src[i] = {static_cast<std::int8_t>(id == StreamId::causal ? 0 : 1),
-                                                static_cast<std::int64_t>(i)};
+  for (std::size_t i = 0; i < n; ++i)
+    src[i] = {static_cast<std::int8_t>(id == StreamId::causal ? 0 : 1), static_cast<std::int64_t>(i)};
   return src;
 }
 
@@ -307,7 +308,8 @@ I64 ids_from_offsets(const I64& offsets, std::size_t n) {
     const auto pos = static_cast<std::int64_t>(p);
     if (pos >= real) break;
     // searchsorted(offsets[1:], p, right=True)
-    ids[p] = static_cast<std::int64_t>(std::upper_bound(offsets.begin() + 1, offsets.end(), pos) - (offsets.begin() + 1));
+    ids[p] =
+        static_cast<std::int64_t>(std::upper_bound(offsets.begin() + 1, offsets.end(), pos) - (offsets.begin() + 1));
   }
   return ids;
 }
@@ -323,10 +325,10 @@ Branch base_branch(std::string name, const ConsumerInput& in, const Streams& s) 
   b.causal_tokens.sample_ids = ids_for(in.meta.causal_sample_ids, s.causal.size(), -2);
   b.full_tokens.sample_ids = ids_for(in.meta.full_only_sample_ids, s.full.size(), -2);
   const bool local = in.cp_world_size > 1 && in.has_cp_shards;
-  b.causal_tokens.mask_field = local ? "views.cp_shards[].num_causal_tokens_local"
+  b.causal_tokens.mask_field = local                ? "views.cp_shards[].num_causal_tokens_local"
                                : in.num_real_tokens ? "views.getters.num_real_tokens[0]"
                                                     : "num_causal_tokens";
-  b.full_tokens.mask_field = local ? "views.cp_shards[].num_full_tokens_local"
+  b.full_tokens.mask_field = local                ? "views.cp_shards[].num_full_tokens_local"
                              : in.num_real_tokens ? "views.getters.num_real_tokens[1]"
                                                   : "num_full_tokens";
   b.causal_tokens.ids_field = "causal_sample_ids";

@@ -106,8 +106,8 @@ class Truth {
   std::string error_;
   I64 sample_, split_, place_;  // per packed row; split_ of its mode, place_ in the split
   std::vector<bool> causal_;
-  std::vector<Rle> causal_splits_, full_splits_;        // per split of each mode
-  std::vector<Rle> sample_causal_, sample_full_;        // per sample
+  std::vector<Rle> causal_splits_, full_splits_;  // per split of each mode
+  std::vector<Rle> sample_causal_, sample_full_;  // per sample
   I64 sample_offsets_;
 };
 

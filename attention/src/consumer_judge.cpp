@@ -91,9 +91,9 @@ class IdentityJudge {
                            std::string("the ") + name + " stream lacks packed row " + std::to_string(want) +
                                ": the consumer never computes it"));
       else if (!bad.empty())
-        out.push_back(make(Severity::wrong_output, b_.name, "streams", "order", name + std::string(":") + rows_text(bad),
-                           std::string("the ") + name + " stream holds other rows than the spec's at rows " +
-                               rows_text(bad)));
+        out.push_back(
+            make(Severity::wrong_output, b_.name, "streams", "order", name + std::string(":") + rows_text(bad),
+                 std::string("the ") + name + " stream holds other rows than the spec's at rows " + rows_text(bad)));
     };
     check(b_.causal_rows, true, "causal");
     check(b_.full_rows, false, "full");
@@ -109,7 +109,8 @@ class IdentityJudge {
     const Rle want = t_.keys(c.intent, p, defined);
     if (!spend(static_cast<std::int64_t>(actual.size() + want.size()))) return false;
     if (!defined || actual != want) issue = Issue::changed;
-    if (issue == Issue::changed && actual.empty() && cross.empty_row < 0) cross.empty_row = static_cast<std::int64_t>(i);
+    if (issue == Issue::changed && actual.empty() && cross.empty_row < 0)
+      cross.empty_row = static_cast<std::int64_t>(i);
     if (issue == Issue::changed && !cross.any) {
       const std::int64_t s = t_.sample(p);
       for (const Run& r : actual) {
@@ -144,8 +145,8 @@ class IdentityJudge {
         case Issue::changed: {
           std::string why = "they see other keys than their sample's";
           if (cross.empty_row >= 0)
-            why = "real " + stream + " row " + std::to_string(cross.empty_row) +
-                  " sees no key at all (its output is 0)";
+            why =
+                "real " + stream + " row " + std::to_string(cross.empty_row) + " sees no key at all (its output is 0)";
           else if (cross.any)
             why = "real " + stream + " row " + std::to_string(cross.q_row) + " (sample " +
                   std::to_string(cross.q_sample) + ") sees " +
@@ -298,8 +299,8 @@ class IdentityJudge {
     const auto intended_wrong = [&](const Rle& queries) {
       for (const Run& r : queries)
         if (r.first >= 0 && wrong_before[static_cast<std::size_t>(r.first + r.count)] -
-                                     wrong_before[static_cast<std::size_t>(r.first)] >
-                                 0)
+                                    wrong_before[static_cast<std::size_t>(r.first)] >
+                                0)
           return true;
       return false;
     };
@@ -380,7 +381,8 @@ void token_findings(const Branch& b, const Truth& t, const ConsumerInput& in, co
         wrong_id.push_back(static_cast<std::int64_t>(i));
     }
     if (!masked_real.empty())
-      out.push_back(make(Severity::wrong_output, b.name, "mlp", "mask", std::string(name) + ":" + rows_text(masked_real),
+      out.push_back(make(Severity::wrong_output, b.name, "mlp", "mask",
+                         std::string(name) + ":" + rows_text(masked_real),
                          std::string("the token mask (") + tok.mask_field + ") takes real " + name + " rows " +
                              rows_text(masked_real) + " for padding: their MLP input is zeroed"));
     if (o.consumer != ConsumerId::cosmos_5eee9ed) return;
@@ -423,9 +425,8 @@ std::string size_problem(const ConsumerInput& in, const JudgeLimits& limits, con
   std::size_t shards = 0;
   for (const ShardView& s : in.cp_shards) shards += s.causal_rows.size() + s.full_only_rows.size();
   if (over(m.causal_rows.size()) || over(m.full_only_rows.size()) ||
-      over(m.causal_indices.size() + m.full_indices.size()) || packed > limits.max_rows || packed < 0 ||
-      over(shards) || (in.all_seq_padded && over(in.all_seq_padded->rows.size())) ||
-      (in.all_seq_rows && over(in.all_seq_rows->size())))
+      over(m.causal_indices.size() + m.full_indices.size()) || packed > limits.max_rows || packed < 0 || over(shards) ||
+      (in.all_seq_padded && over(in.all_seq_padded->rows.size())) || (in.all_seq_rows && over(in.all_seq_rows->size())))
     return std::string(who) + " has more than " + std::to_string(limits.max_rows) + " rows in a stream or buffer";
   return {};
 }
@@ -457,9 +458,9 @@ ConsumerReport judge_consumer(const ConsumerInput& pack, const ConsumerInput& tr
       for (const Call& c : b.calls) {
         geos.push_back(plan_call(c, options.kernel));
         if (!geos.back().refusal.empty()) {
-          report.findings.push_back(make(Severity::crash_or_refusal, b.name, c.id, "refused", geos.back().cite,
-                                         std::string(call_phrase(c)) + " is refused: " + geos.back().refusal + " (" +
-                                             geos.back().cite + ")"));
+          report.findings.push_back(make(
+              Severity::crash_or_refusal, b.name, c.id, "refused", geos.back().cite,
+              std::string(call_phrase(c)) + " is refused: " + geos.back().refusal + " (" + geos.back().cite + ")"));
           refused = true;  // the training step stops at the first refused call
           break;
         }
@@ -512,9 +513,9 @@ Verdict compare_consumer(const ConsumerInput& port, const ConsumerInput& referen
     return {Severity::not_judged, head + "]: not judged (the reference's pack: " + unknown_reference->text + ")"};
   if (worst) return {worst->severity, head + (worst->branch.empty() ? "" : ", " + worst->branch) + "]: " + worst->text};
   if (theirs.findings.empty()) return {Severity::metadata_only, head + "]: none (metadata only)"};
-  return {Severity::metadata_only,
-          head + "]: none beyond the reference's own (" + std::string(to_string(theirs.severity)) + ": " +
-              theirs.line.substr(theirs.line.find("]: ") + 3) + ")"};
+  return {Severity::metadata_only, head + "]: none beyond the reference's own (" +
+                                       std::string(to_string(theirs.severity)) + ": " +
+                                       theirs.line.substr(theirs.line.find("]: ") + 3) + ")"};
 }
 
 std::string format_consumer_report(const ConsumerReport& report) {

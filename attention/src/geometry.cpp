@@ -31,7 +31,8 @@ void push_run(Rle& rle, const Run& run) {
   if (run.count <= 0) return;
   if (!rle.empty()) {
     Run& last = rle.back();
-    if ((run.first < 0 && last.first < 0) || (run.first >= 0 && last.first >= 0 && last.first + last.count == run.first)) {
+    if ((run.first < 0 && last.first < 0) ||
+        (run.first >= 0 && last.first >= 0 && last.first + last.count == run.first)) {
       last.count += run.count;
       return;
     }
@@ -134,9 +135,9 @@ bool frontend_refuses(const Call& c, Geometry& g) {
                       " " + num(static_cast<std::int64_t>(ck.size())),
                   "attention/checks.py:378-382");
   if (cq.size() < 2)
-    return refuse(c.cu_q_field + " has " + num(static_cast<std::int64_t>(cq.size())) +
-                      " entries: a varlen call needs at least 2",
-                  "attention/checks.py:384-388");
+    return refuse(
+        c.cu_q_field + " has " + num(static_cast<std::int64_t>(cq.size())) + " entries: a varlen call needs at least 2",
+        "attention/checks.py:384-388");
   if (mq == 0 && mk == 0)
     return refuse("both maxima are 0: an empty batch, which the flash3 wrapper does not support",
                   "attention/flash3/functions.py:134-137");

@@ -220,7 +220,8 @@ struct Model {
         const QueryState& st = qstate[ci][static_cast<std::size_t>(qi)];
         if (!st.dq_written) continue;
         const auto i = static_cast<std::size_t>(qi);
-        bw.dq[qs][i] = max(bw.dq[qs][i], mul(dout[qs][i], max(max(f.q[qs][i], o[i]), pk[static_cast<std::size_t>(st.n_bwd)])));
+        bw.dq[qs][i] =
+            max(bw.dq[qs][i], mul(dout[qs][i], max(max(f.q[qs][i], o[i]), pk[static_cast<std::size_t>(st.n_bwd)])));
       }
       // dk/dv: the queries that see a key are a suffix of the segment.
       std::vector<Cls> sterm(seg.q.size() + 1, Z), sdo(seg.q.size() + 1, Z);
@@ -521,8 +522,9 @@ std::string unwritten_sources(const Branch& b, const std::vector<Geometry>& geos
 }
 
 std::string params_text(std::vector<const Term*> terms) {
-  std::stable_sort(terms.begin(), terms.end(),
-                   [](const Term* a, const Term* b) { return std::tie(a->order, a->stream) < std::tie(b->order, b->stream); });
+  std::stable_sort(terms.begin(), terms.end(), [](const Term* a, const Term* b) {
+    return std::tie(a->order, a->stream) < std::tie(b->order, b->stream);
+  });
   std::string s;
   std::size_t shown = 0;
   for (const Term* t : terms) {

@@ -171,7 +171,8 @@ std::vector<Pass> derive_passes(const PackMeta& meta, Variant variant) {
   // The two-way dense full pass: GEN queries keyed against the interleaved
   // stream (~474-481, ~660-708), a GEN segment paired with its own sample's
   // keys (the assertion at ~488-494); PASSES.md, choice 1.
-  if (!full.rows.empty() || segments_of(full.offsets) > 0) passes.push_back(varlen_pass(PassKind::dense_full, full, all, false));
+  if (!full.rows.empty() || segments_of(full.offsets) > 0)
+    passes.push_back(varlen_pass(PassKind::dense_full, full, all, false));
   // The fused FlexAttention path (docstring ~356-362): gen queries against
   // [und | gen], masked by per-row sample ids, blocks of full_seq_alignment.
   const std::size_t causal_n = causal.rows.size(), full_n = full.rows.size();

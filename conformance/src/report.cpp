@@ -140,9 +140,9 @@ void Runner::report_group(const Group& g, std::size_t n, const Failure& f) {
   if (origin != g.smallest.id) out_ << "; the worst consequence is member " << origin << "'s";
   out_ << " [" << f.category << "], "
        << (g.shrink_origin_hung || (g.shrink_origin.empty() && g.smallest_hung) ? "not shrunk (the port hung on it)"
-           : !breaker_.empty() ? "not shrunk (the run stopped)"
-           : f.id != origin    ? "shrunk to " + f.id
-                               : std::string("shrunk: no smaller case fails alike"))
+           : !breaker_.empty()                                                  ? "not shrunk (the run stopped)"
+           : f.id != origin                                                     ? "shrunk to " + f.id
+                            : std::string("shrunk: no smaller case fails alike"))
        << "\n  first difference: " << f.diff << "\n"
        << g.explanation;
   if (o_.consequences)

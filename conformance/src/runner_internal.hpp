@@ -96,10 +96,10 @@ struct Group {
     std::int64_t size = 0;
   };
   std::vector<Member> sample;
-  std::int64_t judged = 0;     // members whose consequence was judged
-  std::string shrink_origin;   // the member shrinking started from ("" : the smallest)
+  std::int64_t judged = 0;    // members whose consequence was judged
+  std::string shrink_origin;  // the member shrinking started from ("" : the smallest)
   bool shrink_origin_hung = false;
-  std::string worst_member;    // the member (or shrunk case) the consequence line is about
+  std::string worst_member;  // the member (or shrunk case) the consequence line is about
 };
 
 /// Members of a group whose consequence is judged besides the smallest: the
@@ -253,8 +253,7 @@ class Runner {
   // fewer samples, shorter splits), asking the port each time, greedily.
   // With `floor`, a smaller case must also keep a consequence at least that
   // severe: shrinking never lowers a group's severity.
-  void shrink(Pending& p, Failure& f, const std::string& sig,
-              std::optional<attention::Severity> floor = std::nullopt);
+  void shrink(Pending& p, Failure& f, const std::string& sig, std::optional<attention::Severity> floor = std::nullopt);
 
   // Reporting (report.cpp).
   static std::string seconds_text(double s);

@@ -237,6 +237,20 @@ std::vector<Vector> make_vectors() {
     c.options.full_seq_alignment = 4;
     c.options.pad_segment_only_when_padded = true;  // nothing pads: no segment, no pairing error
     add("finding-3-splits-of-two-samples-paired-across-samples", c);
+    // The consumer judge's findings (reference/README.md, one smallest layout
+    // of each; pinned by ConsumerJudge.Finding* in tests/attention).
+    c = make({1}, {"causal", "full"}, {0, 1});
+    c.options.cp_world_size = 2;  // the real consumer's dense GEN pass leaves the full padding unwritten
+    add("finding-4-real-consumer-dense-gen-padding-unwritten-under-cp", c);
+    c = make({1}, {"causal", "full"}, {0, 1});  // no und token: an empty gen->und range, LSE +inf on FA2
+    add("finding-5-fa2-merge-zeroes-gen-rows-without-und", c);
+    c = make({1}, {"causal", "full"}, {1, 0});  // no GEN token: max_full_len 0, max_sample_len 1
+    add("finding-6-text-only-batch-refused-by-the-real-dense-gen-pass", c);
+    c = make({1}, {"full"}, {1});
+    c.options.cp_world_size = 3;
+    c.options.pad_for_cuda_graphs = true;
+    c.marks = {256, 256, 256, 256};  // marks of an earlier batch at cp 1: 256 rows do not divide by 3
+    add("finding-7-marks-of-another-cp-break-cp-sharding", c);
   }
   // Bucket edges under alignments and cp sizes that are not powers of two
   // (an edge shows a fault only where lcm(alignment, cp) does not divide it;
@@ -479,8 +493,7 @@ std::vector<Vector> make_vectors() {
     out.push_back({id, c, std::move(expect), {}});
   }
   // Sessions (the marks across calls), each step small.
-  for (auto& [id, steps] : sessions())
-    out.push_back({id, steps.front(), session_line(steps, id, vector_views), steps});
+  for (auto& [id, steps] : sessions()) out.push_back({id, steps.front(), session_line(steps, id, vector_views), steps});
   return out;
 }
 

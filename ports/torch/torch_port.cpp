@@ -108,7 +108,7 @@ class TorchBuilt : public sc::Built {
   // The binding's tensors' own dtypes (its pad segment is host int32 data).
   std::vector<std::pair<std::string, std::string>> dtypes() const override {
     const auto name = [](const at::Tensor& t) {
-      return t.scalar_type() == at::kInt ? std::string("int32")
+      return t.scalar_type() == at::kInt    ? std::string("int32")
              : t.scalar_type() == at::kLong ? std::string("int64")
                                             : std::string(c10::toString(t.scalar_type()));
     };

@@ -48,8 +48,9 @@ std::string rows_of(const std::vector<at::BufferRows>& buffers) {
   return text;
 }
 
-// The three findings about the original that these properties made
-// (reference/README.md, "Findings of the consequence oracle"). Each is matched
+// The three findings about the original that these properties made (findings
+// 1 to 3 of reference/README.md, "Findings of the consequence oracle"; the
+// consumer judge's audit made the others). Each is matched
 // narrowly, by the layout class the finding names and by the rows or pass it
 // affects, so that any other failure of the same property still fails; the
 // tests Findings.* (tests/properties/finding_test.cpp) pin each one, so a

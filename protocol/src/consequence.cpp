@@ -66,7 +66,8 @@ attention::Verdict judge_result(const Case& c, const json& want, const json& got
   const json* g_ok = member(got, "ok");
   const bool want_ok = w_ok && w_ok->is_boolean() && w_ok->get<bool>();
   const bool got_ok = g_ok && g_ok->is_boolean() && g_ok->get<bool>();
-  if (want_ok && !got_ok) return refusal(consumer, "the port refuses a layout the spec builds: training stops at this batch");
+  if (want_ok && !got_ok)
+    return refusal(consumer, "the port refuses a layout the spec builds: training stops at this batch");
   if (!want_ok && got_ok) {
     return refusal(consumer, "the port builds a pack the spec refuses: a bad batch goes on unseen");
   }
@@ -193,7 +194,8 @@ attention::Verdict consequence_of(const Case& c, const std::vector<Case>& steps,
     if (type && type->is_string() && type->get<std::string>() == "session") {
       const json* w = member(want, "results");
       const json* g = member(got, "results");
-      if (!w || !g || !w->is_array() || !g->is_array()) return refusal(consumer, "the port's session answer holds no results");
+      if (!w || !g || !w->is_array() || !g->is_array())
+        return refusal(consumer, "the port's session answer holds no results");
       for (std::size_t k = 0; k < w->size() && k < g->size(); ++k) {
         if ((*w)[k] == (*g)[k]) continue;
         attention::Verdict v = judge_result(k < steps.size() ? steps[k] : c, (*w)[k], (*g)[k], consumer);

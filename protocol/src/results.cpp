@@ -131,10 +131,9 @@ void set_oracle_row_limit(std::int64_t rows) { g_row_limit = rows; }
 std::int64_t oracle_row_limit() { return g_row_limit; }
 
 const std::vector<std::string>& oracle_views() {
-  static const std::vector<std::string> views = {"all_seq_padded", "cp_shards", "getters",     "position_ids",
-                                                 "setters",        "derived",   "cp_local",    "metadata_reuse",
-                                                 "payload",        "session",   "error_marks", "cp_global",
-                                                 "dtypes"};
+  static const std::vector<std::string> views = {
+      "all_seq_padded", "cp_shards", "getters", "position_ids", "setters",   "derived", "cp_local",
+      "metadata_reuse", "payload",   "session", "error_marks",  "cp_global", "dtypes"};
   return views;
 }
 

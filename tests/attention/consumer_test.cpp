@@ -3,8 +3,6 @@
 // exists for planted into a pack and caught with its severity, the layer
 // model's rules each planted out, and the geometry checked row for row
 // against the varlen emulator.
-#include "seqpack/attention/consumer_judge.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -14,6 +12,7 @@
 
 #include "../reference/test_support.hpp"
 #include "consumer_internal.hpp"  // white box: the geometry against the emulator
+#include "seqpack/attention/consumer_judge.hpp"
 #include "seqpack/attention/varlen.hpp"
 
 namespace {
@@ -179,6 +178,24 @@ TEST(ConsumerJudge, FindingCosmosRefusesATextOnlyBatchInItsDenseGenPass) {
   const att::ConsumerReport r = judge(e6c(), kCosmos3);
   EXPECT_TRUE(has(r, Severity::crash_or_refusal, "two_way", "one maximum is 0 and the other is not"))
       << att::format_consumer_report(r);
+}
+
+// CUDA-graph marks recorded by a batch at cp 1 (256 rows) are used as lengths
+// under cp 3 (NOTES.md section 6): the CP sharding asserts, whatever reads the
+// pack. The vector finding-7 is this layout.
+TEST(ConsumerJudge, FindingMarksOfAnotherCpBreakCpSharding) {
+  ref::Options o = opts(1, 1, 3);
+  o.pad_for_cuda_graphs = true;
+  ref::GraphMarks marks{256, 256, 256, 256};
+  const ref::Layout layout = make_layout({1}, {"full"}, {1});
+  att::ConsumerInput in;
+  in.meta = att::from_reference(ref::build_pack(seqpack::testing::numbered_rows(1), layout, o, marks), o);
+  in.cp_world_size = 3;
+  for (const auto& profile : {kSpec3, kSpec2, kCosmos3, kCosmos2}) {
+    const att::ConsumerReport r = judge(in, profile);
+    EXPECT_TRUE(has(r, Severity::crash_or_refusal, "two_way", "does not divide by cp_world_size 3"))
+        << att::format_consumer_report(r);
+  }
 }
 
 // --- The defects the judge exists for (issue 37, points 2 and 3) ---
@@ -427,7 +444,9 @@ TEST(ConsumerLayer, NattenZeroFillsWhatItsSegmentsDoNotCover) {
 
 struct Rng {
   std::uint64_t s;
-  std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(att::splitmix64(s) % static_cast<std::uint64_t>(n)); }
+  std::int64_t below(std::int64_t n) {
+    return static_cast<std::int64_t>(att::splitmix64(s) % static_cast<std::uint64_t>(n));
+  }
 };
 
 I64 random_cu(Rng& rng, std::int64_t segments, std::int64_t rows) {
@@ -490,8 +509,8 @@ TEST(ConsumerGeometry, AgreesWithTheEmulatorRowForRow) {
       // for dq, the keys the backward grid keeps), as text.
       std::string keys;
       if (st.out == att::detail::Out::computed || st.out == att::detail::Out::empty)
-        for (const att::detail::Run& r :
-             att::detail::slice(g.segments[static_cast<std::size_t>(g.q_seg[static_cast<std::size_t>(i)])].k_ids, 0, st.n))
+        for (const att::detail::Run& r : att::detail::slice(
+                 g.segments[static_cast<std::size_t>(g.q_seg[static_cast<std::size_t>(i)])].k_ids, 0, st.n))
           keys += std::to_string(r.first) + "x" + std::to_string(r.count) + " ";
       keys += st.out == att::detail::Out::zero ? "zero" : "";
       const auto key = std::make_pair(call.q_rows[static_cast<std::size_t>(i)], keys);

@@ -113,7 +113,7 @@ class Declared(unittest.TestCase):
         port = port_for(mutate.read_module(ORIGINAL))
         hello = port.handle({"type": "hello", "protocol": "seqpack-conformance/1"})
         self.assertEqual(hello["views"], ["all_seq_padded", "cp_shards", "getters", "position_ids", "setters",
-                                          "derived", "cp_local", "metadata_reuse", "payload", "error_marks",
+                                          "derived", "cp_local", "metadata_reuse", "payload", "dtypes", "error_marks",
                                           "session"])
 
     def test_a_view_whose_function_the_module_lacks_is_not_declared(self):
@@ -126,6 +126,24 @@ class Declared(unittest.TestCase):
         port = port_for(mutate.read_module(ORIGINAL))
         self.assertEqual(list(port.answer(dict(case(), views=["getters", "payload"]))["views"]),
                          ["getters", "payload"])
+
+    def test_the_dtypes_view_reports_the_modules_tensors(self):
+        # E1 has a pad segment: its three offsets are listed too. A module that
+        # builds its offsets as int64 is reported so (the consumer judge's
+        # refusal rests on this view, not on the numbers).
+        want = {"sample_offsets": "int32", "causal_seq_offsets": "int32", "full_only_seq_offsets": "int32",
+                "causal_sample_ids": "int64", "full_only_sample_ids": "int64",
+                "pad_segment.causal_seq_offsets": "int32", "pad_segment.full_only_seq_offsets": "int32",
+                "pad_segment.sample_offsets": "int32"}
+        source = mutate.read_module(ORIGINAL)
+        port = port_for(source)
+        self.assertEqual(port.answer(dict(case(), views=["dtypes"]))["views"]["dtypes"], want)
+        old = "torch.tensor(offsets, dtype=torch.int32, device=device),"
+        self.assertEqual(source.count(old), 1)
+        wide = port_for(source.replace(old, old.replace("int32", "int64")))
+        got = wide.answer(dict(case(), views=["dtypes"]))["views"]["dtypes"]
+        self.assertIn("int64", [got[k] for k in want if k.endswith("offsets")])
+        self.assertNotEqual(got, want)
 
 
 class Answers(unittest.TestCase):

@@ -79,7 +79,7 @@ class Declared(unittest.TestCase):
         _, hello = port_for(source())
         self.assertEqual(hello["options"], ALL_OPTIONS)
         self.assertEqual(hello["views"], ["all_seq_padded", "cp_shards", "getters", "position_ids", "setters",
-                                          "derived", "cp_local", "metadata_reuse", "payload", "error_marks",
+                                          "derived", "cp_local", "metadata_reuse", "payload", "dtypes", "error_marks",
                                           "session"])
 
     def test_the_older_revision_does_not_declare_the_option_it_lacks(self):

@@ -24,13 +24,26 @@
 #include "seqpack/properties/show.hpp"
 #include "seqpack/protocol/case.hpp"
 #include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/consequence.hpp"
 #include "seqpack/protocol/limits.hpp"
+#include "seqpack/protocol/protocol.hpp"
 
 namespace {
 
 namespace sc = seqpack::conformance;
 namespace sp = seqpack::protocol;
 using nlohmann::json;
+
+// A case of samples that are each a causal split then a full split.
+sp::Case causal_full_pairs(const std::vector<std::int64_t>& sample_lens, const std::vector<std::int64_t>& split_lens) {
+  sp::Case c;
+  c.layout.sample_lens = sample_lens;
+  c.layout.split_lens = split_lens;
+  for (std::size_t k = 0; k < split_lens.size(); ++k) c.layout.attn_modes.push_back(k % 2 == 0 ? "causal" : "full");
+  sp::list_und_tokens(c);
+  for (const std::int64_t n : sample_lens) c.rows += n;
+  return c;
+}
 
 struct RunResult {
   int rc;
@@ -294,8 +307,7 @@ TEST(Consequence, MissingPadSegmentOnSampleOffsetsIsRefusedBySpecAndUnreadByCosm
   const std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
   EXPECT_NE(xml.find("type=\"crash-or-refusal\""), std::string::npos) << xml;
   const RunResult cosmos = conform(kWrong + " no_pad_samples", 200);
-  EXPECT_NE(cosmos.out.find("consequence [cosmos-5eee9ed on fa3]: none beyond the reference's own"),
-            std::string::npos)
+  EXPECT_NE(cosmos.out.find("consequence [cosmos-5eee9ed on fa3]: none beyond the reference's own"), std::string::npos)
       << cosmos.out;
   EXPECT_NE(cosmos.out.find("by severity (cosmos-5eee9ed on fa3): metadata-only 1"), std::string::npos) << cosmos.out;
   std::filesystem::remove_all(dir);
@@ -339,8 +351,90 @@ TEST(Consequence, ShrinkingNeverLowersTheGroupsSeverity) {
   const json minimal = json::parse(r.out.substr(at + 14, r.out.find('\n', at) - at - 14));
   std::int64_t full_rows = 0;
   for (std::size_t j = 0; j < minimal["layout"]["attn_modes"].size(); ++j)
-    if (minimal["layout"]["attn_modes"][j] == "full") full_rows += minimal["layout"]["split_lens"][j].get<std::int64_t>();
+    if (minimal["layout"]["attn_modes"][j] == "full")
+      full_rows += minimal["layout"]["split_lens"][j].get<std::int64_t>();
   EXPECT_GT(full_rows, 0) << r.out;
+}
+
+// The judge reads untrusted answers: every field of the pack and of the
+// views it reads, of the wrong type or out of every range, is judged or
+// named as not judged; nothing throws, nothing reads out of bounds (the asan
+// preset runs this), and a wrong value of the offsets every profile's
+// varlen calls read is never metadata-only.
+TEST(Consequence, HostileAnswersAreJudgedOrNamedNeverThrown) {
+  sp::Case c = causal_full_pairs({5, 4}, {2, 3, 1, 3});
+  c.options.cp_world_size = 2;
+  c.options.full_seq_alignment = 4;
+  const std::vector<std::string> views = {"all_seq_padded", "getters", "cp_shards", "dtypes"};
+  const std::string expected = seqpack::protocol::result_line(c, "h", views);
+  const json want = json::parse(expected);
+  ASSERT_TRUE(want["pack"]["pad_segment"].is_object()) << expected;
+  const std::vector<seqpack::attention::ConsumerOptions> profiles = {
+      {seqpack::attention::ConsumerId::spec, seqpack::attention::Kernel::fa3},
+      {seqpack::attention::ConsumerId::spec, seqpack::attention::Kernel::fa2},
+      {seqpack::attention::ConsumerId::cosmos_5eee9ed, seqpack::attention::Kernel::fa3},
+      {seqpack::attention::ConsumerId::cosmos_5eee9ed, seqpack::attention::Kernel::fa2}};
+  const std::vector<json> wrong_types = {json("7"), json(nullptr), json::object(), json(1.5),
+                                         json::array({json::array({1})})};
+  const std::vector<json> wrong_values = {json(std::int64_t{1} << 62), json(-1), json(INT64_MIN), json(INT64_MAX)};
+  // Every integer or list reachable from the answer's pack and views.
+  std::vector<json::json_pointer> paths;
+  std::function<void(const json&, const json::json_pointer&)> walk = [&](const json& j, const json::json_pointer& at) {
+    if (j.is_number_integer() || j.is_array() || j.is_string()) paths.push_back(at);
+    if (j.is_object())
+      for (const auto& [k, v] : j.items()) walk(v, at / k);
+    if (j.is_array() && !j.empty() && !j[0].is_number()) {
+      for (std::size_t k = 0; k < j.size(); ++k) walk(j[k], at / k);
+    } else if (j.is_array() && !j.empty()) {
+      walk(j[0], at / 0);
+      walk(j[j.size() - 1], at / (j.size() - 1));
+    }
+  };
+  walk(want["pack"], json::json_pointer("/pack"));
+  walk(want["views"], json::json_pointer("/views"));
+  ASSERT_GT(paths.size(), 60u);
+  std::size_t named = 0, harmful = 0;
+  for (const auto& path : paths) {
+    const bool is_entry = !path.to_string().empty() && std::isdigit(static_cast<unsigned char>(path.back()[0]));
+    for (const auto& profile : profiles) {
+      for (const json& bad : wrong_types) {
+        json got = want;
+        got[path] = bad;
+        if (got == want) continue;
+        seqpack::attention::Verdict v;
+        ASSERT_NO_THROW(v = seqpack::protocol::consequence_of(c, {}, expected, got.dump(), profile)) << path;
+        ASSERT_EQ(v.line.rfind("consequence [", 0), 0u) << path << ": " << v.line;
+        // A wrong type where the consumer reads a tensor: it cannot run
+        // (the line names the field); elsewhere, a field nobody reads.
+        if (v.severity == seqpack::attention::Severity::crash_or_refusal) {
+          ++named;
+          const std::string name = is_entry ? path.parent_pointer().back() : path.back();
+          EXPECT_NE(v.line.find(name), std::string::npos) << path << ": " << v.line;
+        } else {
+          EXPECT_EQ(v.severity, seqpack::attention::Severity::metadata_only) << path << ": " << v.line;
+        }
+      }
+      if (!is_entry) continue;
+      const std::string field = path.parent_pointer().to_string();
+      for (const json& bad : wrong_values) {
+        json got = want;
+        got[path] = bad;
+        seqpack::attention::Verdict v;
+        ASSERT_NO_THROW(v = seqpack::protocol::consequence_of(c, {}, expected, got.dump(), profile)) << path;
+        ASSERT_EQ(v.line.rfind("consequence [", 0), 0u) << path << ": " << v.line;
+        // The offsets each profile's varlen calls read (CONSUMERS.md): the
+        // spec's through its getters, the real consumer's from the pack.
+        const bool spec = profile.consumer == seqpack::attention::ConsumerId::spec;
+        if (spec ? field == "/views/getters/causal_padded/offsets" || field == "/views/getters/full_only_padded/offsets"
+                 : field == "/pack/pad_segment/causal_seq_offsets" || field == "/pack/full_only_seq_offsets") {
+          EXPECT_GT(v.severity, seqpack::attention::Severity::metadata_only) << path << " = " << bad << ": " << v.line;
+          ++harmful;
+        }
+      }
+    }
+  }
+  EXPECT_GT(named, 100u);
+  EXPECT_EQ(harmful, 2u * 2 * 2 * 2 * 4);  // 2 profiles x 2 fields x 2 entries (first, last) x 2 kernels x 4 values
 }
 
 // Issue 28: a port that hangs on the cases of cp 2 only is restarted and
@@ -484,12 +578,7 @@ TEST(Explain, NamesEveryRuleWithItsValue) {
   // tokens + 1 pad row = 126; alignment 128 with cp 3: lcm 384; graphs:
   // bucket 128 for 126 rows, step lcm(384, 128) = 384; padded 384; the video
   // full mark 500 wins. Values worked by hand from NOTES.md sections 3 and 4.
-  sp::Case c;
-  c.layout.sample_lens = {125, 5};
-  c.layout.split_lens = {3, 122, 2, 3};
-  c.layout.attn_modes = {"causal", "full", "causal", "full"};
-  sp::list_und_tokens(c);
-  c.rows = 130;
+  sp::Case c = causal_full_pairs({125, 5}, {3, 122, 2, 3});
   c.options.cp_world_size = 3;
   c.options.full_seq_alignment = 128;
   c.options.pad_for_cuda_graphs = true;

@@ -109,10 +109,12 @@ TEST(Findings, SplitOwnersKeepATextOnlySamplesEmptyFullSplit) {
     return sp::detail::split_owners(sp::Subject(c));
   };
   using V = std::vector<std::int64_t>;
-  auto o = owners(R"({"sample_lens":[3,4],"split_lens":[3,0,2,2],"attn_modes":["causal","full","causal","full"],"und_token_indexes":[0,1,2,3,4]})");
+  auto o = owners(
+      R"({"sample_lens":[3,4],"split_lens":[3,0,2,2],"attn_modes":["causal","full","causal","full"],"und_token_indexes":[0,1,2,3,4]})");
   EXPECT_EQ(o.first, (V{0, 1}));
   EXPECT_EQ(o.second, (V{0, 1}));
-  o = owners(R"({"sample_lens":[5,2],"split_lens":[0,5,0,2],"attn_modes":["causal","full","causal","full"],"und_token_indexes":[]})");
+  o = owners(
+      R"({"sample_lens":[5,2],"split_lens":[0,5,0,2],"attn_modes":["causal","full","causal","full"],"und_token_indexes":[]})");
   EXPECT_EQ(o.first, (V{0, 1}));
   EXPECT_EQ(o.second, (V{0, 1}));
   o = owners(R"({"sample_lens":[0,7],"split_lens":[0,7],"attn_modes":["full","full"],"und_token_indexes":[]})");

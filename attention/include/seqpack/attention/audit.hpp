@@ -52,7 +52,7 @@ struct AuditClass {
   std::int64_t cases = 0;  ///< layouts that show it
   std::string smallest;    ///< the first of the fewest rows
   std::int64_t smallest_rows = 0;
-  std::string example;     ///< its finding's text on that layout
+  std::string example;  ///< its finding's text on that layout
 };
 
 struct AuditResult {

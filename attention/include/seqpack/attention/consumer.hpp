@@ -73,9 +73,9 @@ struct ShardView {
 struct ConsumerInput {
   PackMeta meta;
   std::int64_t cp_world_size = 1;
-  std::optional<StreamView> all_seq_padded;                   ///< view all_seq_padded
-  std::optional<RowIds> all_seq_rows;                         ///< view getters.all_seq_rows (get_all_seq)
-  std::optional<StreamView> causal_padded, full_only_padded;  ///< view getters
+  std::optional<StreamView> all_seq_padded;                    ///< view all_seq_padded
+  std::optional<RowIds> all_seq_rows;                          ///< view getters.all_seq_rows (get_all_seq)
+  std::optional<StreamView> causal_padded, full_only_padded;   ///< view getters
   std::optional<std::array<std::int64_t, 2>> num_real_tokens;  ///< view getters.num_real_tokens
   bool has_cp_shards = false;                                  ///< view cp_shards returned
   std::string cp_shards_error;                                 ///< "not_divisible", or ""
@@ -117,22 +117,22 @@ struct Call {
   Intent intent = Intent::causal_self;
   Route route = Route::varlen;
   StreamId q_stream = StreamId::causal;
-  RowIds q_rows;                ///< the query rows' identities
-  RowIds kv_rows;               ///< the key/value rows' identities
-  std::vector<Source> kv_src;   ///< where each key/value row comes from
-  VarlenArgs args;              ///< varlen and natten
+  RowIds q_rows;                                                 ///< the query rows' identities
+  RowIds kv_rows;                                                ///< the key/value rows' identities
+  std::vector<Source> kv_src;                                    ///< where each key/value row comes from
+  VarlenArgs args;                                               ///< varlen and natten
   std::string cu_q_field, cu_k_field, max_q_field, max_k_field;  ///< wire names, for messages
-  std::vector<std::int64_t> q_ids, kv_ids;  ///< flex: same id attends
-  std::int64_t q_block = 0, kv_block = 0;   ///< flex: the block the route refuses to misalign (0: not checked)
-  bool frontend_checks = false;             ///< cosmos's attention/checks.py runs before the kernel
-  bool merge = false;                       ///< merged by LSE with the branch's other merge call
+  std::vector<std::int64_t> q_ids, kv_ids;                       ///< flex: same id attends
+  std::int64_t q_block = 0, kv_block = 0;  ///< flex: the block the route refuses to misalign (0: not checked)
+  bool frontend_checks = false;            ///< cosmos's attention/checks.py runs before the kernel
+  bool merge = false;                      ///< merged by LSE with the branch's other merge call
 };
 
 /// A token mask and the sample ids of one stream as the layer reads them.
 struct StreamTokens {
-  std::vector<bool> real;              ///< the MLP's token mask: true where the row is taken as real
+  std::vector<bool> real;                ///< the MLP's token mask: true where the row is taken as real
   std::vector<std::int64_t> sample_ids;  ///< the MoE per-sample statistics' ids
-  std::string mask_field, ids_field;   ///< wire names, for messages
+  std::string mask_field, ids_field;     ///< wire names, for messages
 };
 
 /// One path a training step can take through the consumer.
