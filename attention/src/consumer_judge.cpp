@@ -115,7 +115,7 @@ class IdentityJudge {
       const std::int64_t s = t_.sample(p);
       for (const Run& r : actual) {
         const std::int64_t a = r.first < 0 ? -1 : t_.sample(r.first);
-        const std::int64_t z = r.first < 0 ? -1 : t_.sample(r.first + r.count - 1);
+        const std::int64_t z = r.first < 0 ? -1 : t_.sample(r.first + (r.count - 1));
         if (a != s || z != s) {
           cross = {true, static_cast<std::int64_t>(i), s, r.first, a != s ? a : z};
           break;

@@ -12,6 +12,8 @@
 
 namespace seqpack::attention::detail {
 
+// Ids come from a port's answer and may be anything: runs are extended by
+// difference (both sides non-negative), never by a sum that could overflow.
 void push_id(Rle& rle, std::int64_t id) {
   if (!rle.empty()) {
     Run& last = rle.back();
@@ -19,7 +21,7 @@ void push_id(Rle& rle, std::int64_t id) {
       ++last.count;
       return;
     }
-    if (id >= 0 && last.first >= 0 && last.first + last.count == id) {
+    if (id >= 0 && last.first >= 0 && id - last.first == last.count) {
       ++last.count;
       return;
     }
@@ -32,7 +34,7 @@ void push_run(Rle& rle, const Run& run) {
   if (!rle.empty()) {
     Run& last = rle.back();
     if ((run.first < 0 && last.first < 0) ||
-        (run.first >= 0 && last.first >= 0 && last.first + last.count == run.first)) {
+        (run.first >= 0 && last.first >= 0 && run.first - last.first == last.count)) {
       last.count += run.count;
       return;
     }

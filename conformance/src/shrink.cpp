@@ -288,7 +288,7 @@ void Runner::shrink_groups() {
       if (shrunk) {
         // The shrunk case kept the severity when it was accepted; its own line
         // names the rows of the case that is printed.
-        const attention::Verdict v = judge_case(f.minimal, f.steps, f.id, false);
+        const attention::Verdict v = judge_case(f.minimal, f.steps, f.id, false, f.diff);
         if (v.severity >= g.consequence.severity) {
           g.consequence = v;
           g.worst_member = f.id;
@@ -302,8 +302,18 @@ void Runner::shrink_groups() {
 }
 
 attention::Verdict Runner::judge_case(const sp::Case& c, const std::vector<sp::Case>& steps, const std::string& id,
-                                      bool hung) {
+                                      bool hung, const std::string& diff) {
   if (hung || !breaker_.empty()) return consequence_of(c, steps, "", "", o_.consumer);
+  // A case the port failed as a whole (a crash, an answer past a limit, an
+  // exception it cannot classify) or answered unreadably: no consumer gets a
+  // pack out of it, and asking again would only repeat it (a 60 MB answer
+  // each time).
+  const std::string sig = failure_signature(diff);
+  if (sig == kPortFailure || sig.rfind("the port's answer", 0) == 0) {
+    return {attention::Severity::crash_or_refusal,
+            "consequence [" + attention::describe(o_.consumer) + "]: the port gives no pack a consumer can run (" +
+                cut_at_word(diff, 120) + "): the training job stops"};
+  }
   bool now_hung = false;
   const std::string d = steps.empty() ? ask_one(c, id, &now_hung) : ask_session(steps, id, &now_hung);
   if (d.empty()) {
@@ -319,7 +329,7 @@ Runner::Judged Runner::judge_members(Group& g) {
   bool any = false;
   std::int64_t best_size = 0;
   const auto consider = [&](const Pending& p, const std::string& diff, bool hung, std::int64_t size) {
-    const attention::Verdict v = judge_case(p.c, p.steps, p.id, hung);
+    const attention::Verdict v = judge_case(p.c, p.steps, p.id, hung, diff);
     ++g.judged;
     // The worst severity wins; among members of that severity, the smallest
     // (the first seen on a tie) is the one shrinking starts from.
