@@ -155,8 +155,8 @@ class Runner {
   // The consequence of one case (asking the port for it once more, unless
   // it hung on it, or failed it as a whole (`diff`: its difference); a
   // breaker-stopped run asks nothing).
-  attention::Verdict judge_case(const sp::Case& c, const std::vector<sp::Case>& steps, const std::string& id,
-                                bool hung, const std::string& diff);
+  attention::Verdict judge_case(const sp::Case& c, const std::vector<sp::Case>& steps, const std::string& id, bool hung,
+                                const std::string& diff);
   // The group's members judged before shrinking (its smallest and its
   // sample): the worst severity, and the smallest member that has it.
   struct Judged {

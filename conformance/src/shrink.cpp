@@ -310,9 +310,9 @@ attention::Verdict Runner::judge_case(const sp::Case& c, const std::vector<sp::C
   // each time).
   const std::string sig = failure_signature(diff);
   if (sig == kPortFailure || sig.rfind("the port's answer", 0) == 0) {
-    return {attention::Severity::crash_or_refusal,
-            "consequence [" + attention::describe(o_.consumer) + "]: the port gives no pack a consumer can run (" +
-                cut_at_word(diff, 120) + "): the training job stops"};
+    return {attention::Severity::crash_or_refusal, "consequence [" + attention::describe(o_.consumer) +
+                                                       "]: the port gives no pack a consumer can run (" +
+                                                       cut_at_word(diff, 120) + "): the training job stops"};
   }
   bool now_hung = false;
   const std::string d = steps.empty() ? ask_one(c, id, &now_hung) : ask_session(steps, id, &now_hung);

@@ -221,8 +221,9 @@ TEST(HostilePort, HugeLineFailsTheCase) {
   EXPECT_TRUE(has(nine, "group 1 of 2: the port's answer: more than # values.*: 8 cases")) << show(nine);
   // Its consequence is judged from the difference, without asking the port
   // for 60 MB answers again (seven members took past a minute under ASan).
-  EXPECT_TRUE(has(nine, "consequence \\[cosmos-5eee9ed on fa3\\]: the port gives no pack a consumer can run \\(the "
-                        "port's answer: more than 2097152 values.*\\[crash-or-refusal; worst of [0-9]+ members judged\\]"))
+  EXPECT_TRUE(has(nine,
+                  "consequence \\[cosmos-5eee9ed on fa3\\]: the port gives no pack a consumer can run \\(the "
+                  "port's answer: more than 2097152 values.*\\[crash-or-refusal; worst of [0-9]+ members judged\\]"))
       << show(nine);
 }
 
