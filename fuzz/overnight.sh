@@ -3,7 +3,9 @@
 # fuzz-fast (libFuzzer, no sanitizer) and coverage presets, then runs
 # fuzz/overnight.py (every target for --time seconds with --jobs workers, in
 # rounds alternating the two builds; merge, triage, coverage, report), then the
-# original's mutation proof (ctest -L conformance-mutation), then ClusterFuzzLite's
+# original's mutation proof (ctest -L conformance-mutation), then the asan
+# preset's slow tests that CI leaves out (tests/slow-under-asan.txt;
+# SEQPACK_OVERNIGHT_SLOW_ASAN=0 skips them), then ClusterFuzzLite's
 # build.sh under OSS-Fuzz's undefined and coverage flags (tests/fuzz/cfl_build_test.sh;
 # CI runs the address one; SEQPACK_OVERNIGHT_CFL=0 skips them).
 #   fuzz/overnight.sh [--time SECONDS_PER_TARGET] [--jobs N] [--round SECONDS] [--state DIR] [--resume] [--targets T...]
@@ -24,6 +26,9 @@ if [[ "${SEQPACK_OVERNIGHT_MUTATION:-1}" != 0 ]]; then
   cmake --preset default >/dev/null
   cmake --build --preset default --target seqpack
   ctest --preset default -L conformance-mutation --output-on-failure || status=1
+fi
+if [[ "${SEQPACK_OVERNIGHT_SLOW_ASAN:-1}" != 0 ]]; then
+  scripts/run-tests.sh --slow-asan || status=1
 fi
 if [[ "${SEQPACK_OVERNIGHT_CFL:-1}" != 0 ]]; then
   for sanitizer in undefined coverage; do
