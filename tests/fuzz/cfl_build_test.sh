@@ -20,8 +20,8 @@
 #
 #   tests/fuzz/cfl_build_test.sh SANITIZER [--plant] [--dir DIR] [--libcxx] [--rapidcheck SRC]
 # SANITIZER: address, undefined or coverage (project.yaml's sanitizers, and
-# the coverage build its coverage workflow makes). fuzz/ci.sh runs address
-# with --plant (CI); fuzz/overnight.sh runs undefined and coverage.
+# the coverage build its coverage workflow makes). fuzz/overnight.sh runs
+# address with --plant, then undefined and coverage.
 # --dir keeps OUT, WORK and the logs in DIR (default: a temporary directory,
 # removed at the end); --reuse-work keeps DIR's WORK (an incremental build:
 # not the engine's clean one, for trying changes). --libcxx adds OSS-Fuzz's CXXFLAGS_EXTRA
