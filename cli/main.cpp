@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include "paths.hpp"
 #include "seqpack/attention/audit.hpp"
 #include "seqpack/common/version.hpp"
+#include "seqpack/conformance/port.hpp"
 #include "seqpack/conformance/runner.hpp"
 #include "seqpack/protocol/case.hpp"
 #include "seqpack/protocol/limits.hpp"
@@ -66,7 +68,16 @@ std::string self_path() {
 
 }  // namespace
 
+// SIGTERM, SIGINT, SIGHUP: the ports die with the runner (they run in
+// process groups of their own), then the signal takes its default course.
+extern "C" void on_stop_signal(int sig) {
+  seqpack::conformance::kill_all_ports();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 int main(int argc, char** argv) {
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, on_stop_signal);
   // Each case allocates and frees buffers of up to megabytes; served from
   // fresh mmap'd pages they cost a page fault each, which halved throughput.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);

@@ -185,8 +185,145 @@ int run_replay(const std::vector<std::string>& paths, const std::string& port_co
   return failed == 0 ? 0 : 1;
 }
 
-int run_report_merge(const std::vector<std::string>& files, const std::string& out_file, std::ostream& out,
-                     std::ostream& err) {
+namespace {
+
+/// Bytes a report file may hold (a report of 100,000 groups is about 60 MB).
+constexpr std::uintmax_t kMaxReportBytes = std::uintmax_t{256} << 20;
+
+// A file name as reports and messages show it: printable, not UTF-8 bytes as \xNN.
+std::string shown_path(const std::string& path) { return sp::printable(path, 300); }
+
+// A report's member `k`: a non-negative int64 integer (the protocol's
+// integers: no fraction, no exponent; PROTOCOL.md "Numbers").
+std::int64_t count_member(const json& r, const char* k) {
+  const auto it = r.find(k);
+  if (it == r.end()) throw std::runtime_error(std::string(k) + ": missing");
+  const bool int64 = it->is_number_integer() && !(it->is_number_unsigned() && it->get<std::uint64_t>() > INT64_MAX);
+  if (!int64 || it->get<std::int64_t>() < 0) {
+    throw std::runtime_error(std::string(k) + ": expected a count (an integer >= 0), got " +
+                             sp::printable(it->dump(), 80));
+  }
+  return it->get<std::int64_t>();
+}
+
+// a + b, refused past int64.
+std::int64_t add_counts(std::int64_t a, std::int64_t b, const std::string& what) {
+  if (b > INT64_MAX - a) throw std::runtime_error(what + ": the sum over the reports passes int64");
+  return a + b;
+}
+
+const json& member_of(const json& r, const char* k, bool (json::*is)() const noexcept, const char* type) {
+  const auto it = r.find(k);
+  if (it == r.end() || !((*it).*is)()) {
+    throw std::runtime_error(std::string(k) + ": expected " + type +
+                             (it == r.end() ? ", missing" : ", got " + sp::printable(it->dump(), 80)));
+  }
+  return *it;
+}
+
+// One report checked against the schema `seqpack conform --report` writes
+// and against its own arithmetic (PROTOCOL.md, "Merging reports"); the
+// message names the member and the value.
+void validate_report(const json& r) {
+  if (!r.is_object()) throw std::runtime_error("expected a JSON object (a report of seqpack conform --report)");
+  const std::int64_t cases = count_member(r, "cases"), vectors = count_member(r, "vectors"),
+                     unexpected = count_member(r, "unexpected_failures"), known = count_member(r, "known_failures");
+  (void)count_member(r, "crashes_or_hangs");
+  if (vectors > cases) {
+    throw std::runtime_error("vectors: " + std::to_string(vectors) + " of " + std::to_string(cases) + " cases");
+  }
+  if (unexpected > cases - known) {
+    throw std::runtime_error("unexpected_failures " + std::to_string(unexpected) + " and known_failures " +
+                             std::to_string(known) + " pass the " + std::to_string(cases) + " cases");
+  }
+  const json& seconds = member_of(r, "seconds", &json::is_number, "seconds >= 0");
+  if (!(seconds.get<double>() >= 0) || seconds.get<double>() > 1e12) {
+    throw std::runtime_error("seconds: expected seconds >= 0, got " + seconds.dump());
+  }
+  std::int64_t mix = 0;
+  for (const auto& [cat, n] : member_of(r, "case_mix", &json::is_object, "an object of counts").items()) {
+    mix = add_counts(mix, count_member(json{{cat, n}}, cat.c_str()), "case_mix");
+  }
+  if (mix != cases) {
+    throw std::runtime_error("case_mix: its counts add up to " + std::to_string(mix) + ", not the " +
+                             std::to_string(cases) + " cases");
+  }
+  const json& shard = member_of(r, "shard", &json::is_array, "[index, count]");
+  if (shard.size() != 2)
+    throw std::runtime_error("shard: expected [index, count], got " + sp::printable(shard.dump(), 80));
+  const std::int64_t index = count_member(json{{"shard[0]", shard[0]}}, "shard[0]"),
+                     count = count_member(json{{"shard[1]", shard[1]}}, "shard[1]");
+  if (count < 1 || count > 100000 || index >= count) {
+    throw std::runtime_error("shard: " + std::to_string(index) + "/" + std::to_string(count) +
+                             " is not a shard (index in [0, count), count in [1, 100000])");
+  }
+  member_of(r, "port", &json::is_string, "a string");
+  member_of(r, "profiles", &json::is_array, "an array");
+  const json& seed = member_of(r, "seed", &json::is_number_integer, "an integer");
+  (void)seed;
+  std::int64_t grouped = 0;
+  const json& groups = member_of(r, "groups", &json::is_array, "an array of groups");
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const json& g = groups[i];
+    const std::string at = "groups[" + std::to_string(i) + "]";
+    try {
+      if (!g.is_object()) throw std::runtime_error("expected an object");
+      member_of(g, "signature", &json::is_string, "a string");
+      const std::int64_t n = count_member(g, "count");
+      if (n < 1) throw std::runtime_error("count: expected at least 1, got 0");
+      const json& members = member_of(g, "members", &json::is_array, "an array of case ids");
+      if (members.empty() || static_cast<std::int64_t>(members.size()) > n ||
+          !std::all_of(members.begin(), members.end(), [](const json& m) { return m.is_string(); })) {
+        throw std::runtime_error("members: expected 1 to " + std::to_string(n) + " case ids, got " +
+                                 sp::printable(members.dump(), 80));
+      }
+      grouped = add_counts(grouped, n, "groups");
+    } catch (const std::exception& e) {
+      throw std::runtime_error(at + "." + e.what());
+    }
+  }
+  if (grouped > unexpected) {
+    throw std::runtime_error("groups: " + std::to_string(grouped) + " cases in groups, but unexpected_failures is " +
+                             std::to_string(unexpected));
+  }
+  for (const char* k : {"known_seen", "known_failed"}) {
+    if (!r.contains(k)) continue;
+    const json& list = member_of(r, k, &json::is_array, "an array of strings");
+    if (!std::all_of(list.begin(), list.end(), [](const json& m) { return m.is_string(); })) {
+      throw std::runtime_error(std::string(k) + ": expected an array of strings");
+    }
+  }
+  for (const char* k : {"circuit_breaker", "max_hangs_stop"}) {
+    if (r.contains(k) && !r[k].is_null() && !r[k].is_string()) {
+      throw std::runtime_error(std::string(k) + ": expected null or a string, got " + sp::printable(r[k].dump(), 80));
+    }
+  }
+  if (r.contains("stopped_early") && !r["stopped_early"].is_boolean()) {
+    throw std::runtime_error("stopped_early: expected a boolean");
+  }
+}
+
+json read_report(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw std::runtime_error("not a readable file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw std::runtime_error("cannot read it: " + ec.message());
+  if (size > kMaxReportBytes) {
+    throw std::runtime_error(std::to_string(size) + " bytes, more than a report may hold (" +
+                             std::to_string(kMaxReportBytes) + ")");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open it");
+  std::stringstream text;
+  text << in.rdbuf();
+  // The protocol's limits on any JSON text: nesting, values, UTF-8, repeated keys.
+  json r = sp::parse_json(text.str(), "the report", std::max<std::size_t>(sp::kMaxJsonValues, size / 2));
+  validate_report(r);
+  return r;
+}
+
+int merge_reports(const std::vector<std::string>& files, const std::string& out_file, std::ostream& out,
+                  std::ostream& err) {
   json merged = {{"cases", 0},
                  {"vectors", 0},
                  {"seconds", 0.0},
@@ -203,17 +340,15 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   bool stopped = false;
   std::string breaker, hang_stop;
   for (const auto& path : files) {
-    json r;
     try {
-      std::ifstream in(path);
-      if (!in) throw std::runtime_error("cannot open it");
-      r = json::parse(in);
+      const json r = read_report(path);
       for (const char* k : {"cases", "vectors", "unexpected_failures", "known_failures", "crashes_or_hangs"}) {
-        merged[k] = merged[k].get<std::int64_t>() + r.at(k).get<std::int64_t>();
+        merged[k] = add_counts(merged[k].get<std::int64_t>(), r.at(k).get<std::int64_t>(), k);
       }
       merged["seconds"] = std::max(merged["seconds"].get<double>(), r.at("seconds").get<double>());
       for (const auto& [cat, n] : r.at("case_mix").items()) {
-        merged["case_mix"][cat] = merged["case_mix"].value(cat, std::int64_t{0}) + n.get<std::int64_t>();
+        merged["case_mix"][cat] =
+            add_counts(merged["case_mix"].value(cat, std::int64_t{0}), n.get<std::int64_t>(), "case_mix");
       }
       for (const auto& k : r.value("known_seen", json::array())) known_seen.insert(k.get<std::string>());
       for (const auto& k : r.value("known_failed", json::array())) known_failed.insert(k.get<std::string>());
@@ -224,7 +359,7 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
       if (r.contains("max_hangs_stop") && r["max_hangs_stop"].is_string() && hang_stop.empty()) {
         hang_stop = r["max_hangs_stop"].get<std::string>();  // a shard's port hung on --max-hangs cases
       }
-      const json shard = r.value("shard", json::array({0, 1}));
+      const json& shard = r.at("shard");
       const std::int64_t index = shard.at(0).get<std::int64_t>(), count = shard.at(1).get<std::int64_t>();
       if (shard_count >= 0 && count != shard_count) {
         throw std::runtime_error("shard " + std::to_string(index) + "/" + std::to_string(count) + " is not of " +
@@ -235,11 +370,13 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
       }
       shard_count = count;
       for (const char* k : {"port", "seed", "profiles"}) {
-        if (merged.contains(k) && merged[k] != r.at(k))
-          throw std::runtime_error(std::string(k) + " " + r.at(k).dump() + " differs from " + merged[k].dump());
+        if (merged.contains(k) && merged[k] != r.at(k)) {
+          throw std::runtime_error(std::string(k) + " " + sp::printable(r.at(k).dump(), 80) + " differs from " +
+                                   sp::printable(merged[k].dump(), 80));
+        }
         merged[k] = r.at(k);
       }
-      merged["shards"].push_back({{"file", path}, {"shard", shard}, {"cases", r.at("cases")}});
+      merged["shards"].push_back({{"file", shown_path(path)}, {"shard", shard}, {"cases", r.at("cases")}});
       for (const auto& g : r.at("groups")) {
         const std::string sig = g.at("signature").get<std::string>();
         const auto it = group_at.find(sig);
@@ -249,13 +386,13 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
           continue;
         }
         json& m = merged["groups"][it->second];
-        m["count"] = m["count"].get<std::int64_t>() + g.at("count").get<std::int64_t>();
+        m["count"] = add_counts(m["count"].get<std::int64_t>(), g.at("count").get<std::int64_t>(), "groups.count");
         for (const auto& id : g.at("members")) {
           if (m["members"].size() < 5) m["members"].push_back(id);
         }
       }
     } catch (const std::exception& e) {
-      err << "report merge: " << path << ": " << e.what() << "\n";
+      err << "report merge: " << shown_path(path) << ": " << sp::printable(e.what(), 400) << "\n";
       return 2;
     }
   }
@@ -269,34 +406,56 @@ int run_report_merge(const std::vector<std::string>& files, const std::string& o
   merged["stopped_early"] = stopped;
   merged["circuit_breaker"] = breaker.empty() ? json() : json(breaker);
   merged["max_hangs_stop"] = hang_stop.empty() ? json() : json(hang_stop);
-  const std::int64_t missing = shard_count - static_cast<std::int64_t>(shard_indexes.size());
-  if (missing > 0) merged["missing_shards"] = missing;
+  std::vector<std::int64_t> missing;
+  for (std::int64_t i = 0; i < shard_count; ++i) {
+    if (!shard_indexes.count(i)) missing.push_back(i);
+  }
+  if (!missing.empty()) merged["missing_shards"] = missing;
   out << "report merge: " << files.size() << " reports (shards of " << shard_count << ")";
-  if (missing > 0) out << ", " << missing << " shards missing";
+  if (!missing.empty()) {
+    out << ", " << missing.size() << " shards missing:";
+    for (std::size_t k = 0; k < missing.size() && k < 20; ++k) out << " " << missing[k];
+    if (missing.size() > 20) out << " ...";
+  }
   out << "\n";
   std::size_t n = 0;
   for (const auto& g : merged["groups"]) {
-    out << "  " << ++n << ". " << g["signature"].get<std::string>() << ": " << g["count"] << " cases, smallest "
-        << g.value("id", "") << "\n     first difference: " << g.value("diff", "") << "\n";
+    out << "  " << ++n << ". " << sp::printable(g["signature"].get<std::string>(), 300) << ": " << g["count"]
+        << " cases, smallest " << sp::printable(g.value("id", ""), 100)
+        << "\n     first difference: " << sp::printable(g.value("diff", ""), 400) << "\n";
   }
-  for (const auto& k : now_passing) out << "NOW PASSES (remove from the known failures): " << k << "\n";
-  if (!breaker.empty()) out << "verdict: " << breaker << "; that shard's run stopped\n";
-  if (!hang_stop.empty()) out << "verdict: " << hang_stop << "; that shard's run stopped\n";
+  for (const auto& k : now_passing)
+    out << "NOW PASSES (remove from the known failures): " << sp::printable(k, 300) << "\n";
+  if (!breaker.empty()) out << "verdict: " << sp::printable(breaker, 400) << "; that shard's run stopped\n";
+  if (!hang_stop.empty()) out << "verdict: " << sp::printable(hang_stop, 400) << "; that shard's run stopped\n";
   out << "merged: " << merged["cases"] << " cases (" << merged["vectors"] << " vectors); "
       << merged["unexpected_failures"] << " unexpected failures in " << merged["groups"].size() << " groups, "
       << merged["known_failures"] << " known failures, " << now_passing.size() << " now passing, "
       << merged["crashes_or_hangs"] << " crashes or hangs\n";
   if (!out_file.empty()) {
     std::ofstream f(out_file);
-    f << merged.dump(2) << "\n";
+    f << merged.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     if (!f) {
-      err << "report merge: cannot write " << out_file << "\n";
+      err << "report merge: cannot write " << shown_path(out_file) << "\n";
       return 2;
     }
   }
-  const bool bad = merged["unexpected_failures"].get<std::int64_t>() > 0 || !now_passing.empty() || missing > 0 ||
-                   !breaker.empty() || !hang_stop.empty();
+  const bool bad = merged["unexpected_failures"].get<std::int64_t>() > 0 || !merged["groups"].empty() ||
+                   !now_passing.empty() || !missing.empty() || !breaker.empty() || !hang_stop.empty();
   return bad ? 1 : 0;
+}
+
+}  // namespace
+
+int run_report_merge(const std::vector<std::string>& files, const std::string& out_file, std::ostream& out,
+                     std::ostream& err) {
+  // Nothing a report holds may end the merge any other way than exit 2.
+  try {
+    return merge_reports(files, out_file, out, err);
+  } catch (const std::exception& e) {
+    err << "report merge: " << sp::printable(e.what(), 400) << "\n";
+    return 2;
+  }
 }
 
 }  // namespace seqpack::cli

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -115,7 +116,22 @@ Hello parse_hello(const std::string& line, const std::string& fallback_name, boo
         throw InputError("the port's hello: field views[" + std::to_string(i) + "]: expected a string, got " +
                          printable((*views)[i].dump(), 80));
       }
-      h.views.push_back((*views)[i].get<std::string>());
+      // A name this runner does not know would be listed as checked and
+      // never compared: refused, like an unknown option (PROTOCOL.md,
+      // "Optional views and requests").
+      const std::string name = (*views)[i].get<std::string>();
+      const auto& known = oracle_views();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (const auto& v : known) list += (list.empty() ? "" : ", ") + v;
+        throw InputError("the port's hello: field views[" + std::to_string(i) + "]: " +
+                         printable(views->at(i).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 80) +
+                         " is not a view of this protocol (" + list + ")");
+      }
+      if (std::find(h.views.begin(), h.views.end(), name) != h.views.end()) {
+        throw InputError("the port's hello: field views[" + std::to_string(i) + "]: \"" + name + "\" is listed twice");
+      }
+      h.views.push_back(name);
     }
   }
   const auto options = j.find("options");
@@ -143,6 +159,37 @@ Hello parse_hello(const std::string& line, const std::string& fallback_name, boo
   return h;
 }
 
+namespace {
+// The process groups of the running ports (kill_all_ports); a slot is 0
+// when free. 64 ports at --jobs 64, with room for the Python package's.
+constexpr std::size_t kPortSlots = 256;
+std::atomic<pid_t> g_port_groups[kPortSlots];
+
+void remember_port(pid_t pid) {
+  for (auto& slot : g_port_groups) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, pid)) return;
+  }
+}
+
+void forget_port(pid_t pid) {
+  for (auto& slot : g_port_groups) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+}  // namespace
+
+void kill_all_ports() noexcept {
+  for (auto& slot : g_port_groups) {
+    const pid_t pid = slot.exchange(0);
+    if (pid > 0) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+    }
+  }
+}
+
 Port::Port(std::string command, double timeout_s, bool offer_runs)
     : command_(std::move(command)), timeout_s_(timeout_s), offer_runs_(offer_runs) {
   signal(SIGPIPE, SIG_IGN);  // a port that dies mid-request must not take the runner with it
@@ -155,6 +202,7 @@ void Port::stop() {
   if (from_port_ >= 0) close(from_port_);
   to_port_ = from_port_ = -1;
   if (pid_ > 0) {
+    forget_port(pid_);
     // Give it a moment to exit on end of input, then make sure.
     for (int i = 0; i < 20; ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -204,6 +252,7 @@ bool Port::start(std::string* why) {
   close(in[0]);
   close(out[1]);
   pid_ = pid;
+  remember_port(pid);
   to_port_ = in[1];
   from_port_ = out[0];
   set_nonblocking(to_port_);
@@ -236,7 +285,7 @@ bool Port::start(std::string* why) {
 }
 
 std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, std::string* why, std::size_t budget,
-                                        double timeout_s) {
+                                        double timeout_s, const std::atomic<bool>* cancel) {
   std::vector<std::string> answers;
   const bool fresh = std::exchange(fresh_, false);
   failure_ = PortFailure::none;
@@ -260,6 +309,9 @@ std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, s
   auto deadline = sent + timeout;
   char buf[1 << 16];
   while (answers.size() < lines.size()) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      return fail(PortFailure::cancelled, "cancelled: the run stopped");
+    }
     // Complete lines already buffered.
     if (auto line = pending_.next()) {
       if (line->size() > budget) {
@@ -284,7 +336,10 @@ std::vector<std::string> Port::exchange(const std::vector<std::string>& lines, s
     }
     pollfd fds[2] = {{from_port_, POLLIN, 0}, {to_port_, POLLOUT, 0}};
     const int nfds = written < outgoing.size() ? 2 : 1;
-    if (poll(fds, static_cast<nfds_t>(nfds), static_cast<int>(std::min<long long>(left, 1000))) < 0 && errno != EINTR) {
+    // Woken at least every second, every 0.1 s where a stop may cancel.
+    const long long slice = cancel != nullptr ? 100 : 1000;
+    if (poll(fds, static_cast<nfds_t>(nfds), static_cast<int>(std::min<long long>(left, slice))) < 0 &&
+        errno != EINTR) {
       return fail(PortFailure::io, std::string("poll: ") + std::strerror(errno));
     }
     if (nfds == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {

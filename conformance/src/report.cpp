@@ -238,6 +238,11 @@ int Runner::summary() {
        << static_cast<std::int64_t>(s > 0 ? ran_ / s : 0) << " cases/s; " << unexpected_ << " unexpected failures in "
        << groups_.size() << " groups, " << known_failures_ << " known failures, " << now_passing.size()
        << " now passing, " << crashes_ << " crashes or hangs";
+  // Those of batches another port was answering when the run stopped: they
+  // happened (the port is as hostile as that), but one port would not have
+  // been asked, so they are named apart and the verdict stays the same at
+  // any --jobs.
+  if (cancelled_crashes_ > 0) out_ << " (and " << cancelled_crashes_ << " in batches cancelled at the stop)";
   if (o_.shard_count > 1) out_ << "; shard " << o_.shard_index << "/" << o_.shard_count;
   out_ << "\n";
   if (!o_.report.empty()) {

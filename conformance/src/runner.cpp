@@ -258,8 +258,10 @@ void Runner::run_batch(std::vector<Pending>& batch) {
   f.cases = std::move(cases);
   f.port = port;
   f.log = std::make_unique<IoLog>();
-  f.answers = std::async(std::launch::async, [this, port, log = f.log.get(), lines = std::move(lines),
-                                              ids = std::move(ids)] { return exchange_all(*port, lines, ids, *log); });
+  f.cancel = std::make_unique<std::atomic<bool>>(false);
+  f.answers =
+      std::async(std::launch::async, [this, port, log = f.log.get(), cancel = f.cancel.get(), lines = std::move(lines),
+                                      ids = std::move(ids)] { return exchange_all(*port, lines, ids, *log, *cancel); });
   if (!wait) expect(f.cases);
 }
 
@@ -271,6 +273,7 @@ void Runner::finish_oldest() {
   Flight& f = flights_.front();
   const std::vector<Outcome> outcome = f.answers.get();
   if (past_stop(f.seq)) {  // sent to another port before the stop: one port would not have
+    cancelled_crashes_ += f.log->crashes;
     flights_.pop_front();
     return;
   }
@@ -298,14 +301,24 @@ void Runner::finish_oldest() {
   flights_.pop_front();
   if (!breaker_.empty() && !stop_) {
     stop_ = true;
+    // No later batch: one port would have sent none.
+    if (!last_recorded_) last_recorded_ = f.seq;
     if (o_.progress) err_ << "\n";
     out_ << "STOP: " << breaker_ << "\n" << std::flush;
   }
+  cancel_past_stop();
   progress();
 }
 
+void Runner::cancel_past_stop() {
+  for (Flight& g : flights_) {
+    if (past_stop(g.seq)) g.cancel->store(true, std::memory_order_relaxed);
+  }
+}
+
 std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<std::string>& lines,
-                                                  const std::vector<std::string>& ids, IoLog& log) {
+                                                  const std::vector<std::string>& ids, IoLog& log,
+                                                  const std::atomic<bool>& cancel) {
   std::vector<Outcome> outcome(lines.size());
   std::size_t done = 0;
   // What this batch's answers may hold in all, the same at any --jobs (so
@@ -313,8 +326,9 @@ std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<
   std::size_t budget = kMaxBatchAnswerBytes;
   while (done < lines.size()) {
     std::string why;
-    auto answers = port.exchange(
-        std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done), lines.end()), &why, budget);
+    auto answers =
+        port.exchange(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(done), lines.end()), &why,
+                      budget, 0, &cancel);
     for (std::size_t k = 0; k < answers.size(); ++k) {
       budget -= answers[k].size();
       outcome[done + k] = {true, std::move(answers[k])};
@@ -329,13 +343,27 @@ std::vector<Runner::Outcome> Runner::exchange_all(Port& port, const std::vector<
       }
       break;
     }
+    const auto skip_rest = [&] {
+      for (; done < lines.size(); ++done) outcome[done] = Outcome{false, "", false, true};
+    };
+    if (done < lines.size() && port.failure() == PortFailure::cancelled) {
+      skip_rest();  // the run stopped; this batch is past it and is dropped
+      break;
+    }
     if (done < lines.size()) {
       const bool hung = port.failure() == PortFailure::hung || port.failure() == PortFailure::line_too_long;
       outcome[done++] = {false, why, hung};
       ++log.crashes;
       ++log.failed_cases;
-      if (!restart_and_probe(port, ids[done - 1] + ": " + why, hung, log)) {
-        const bool tripped = !log.breaker.empty();
+      // --max-hangs reached within this batch: the run stops once it is
+      // judged, whatever the batches before it held; no more waiting here.
+      if (o_.max_hangs > 0 && log.failed_cases >= o_.max_hangs) {
+        port.stop();
+        skip_rest();
+        break;
+      }
+      if (!restart_and_probe(port, ids[done - 1] + ": " + why, hung, log, &cancel)) {
+        const bool tripped = !log.breaker.empty() || cancel.load(std::memory_order_relaxed);
         for (; done < lines.size(); ++done) {
           outcome[done] = tripped ? Outcome{false, "", false, true} : Outcome{false, "the port does not restart", true};
         }
@@ -349,7 +377,8 @@ double Runner::probe_timeout_s(const Port& port) const {
   return std::min(o_.timeout_s, std::max(kProbeFloorS, 4 * port.fresh_answer_s()));
 }
 
-bool Runner::restart_and_probe(Port& port, const std::string& failure, bool hung, IoLog& log) {
+bool Runner::restart_and_probe(Port& port, const std::string& failure, bool hung, IoLog& log,
+                               const std::atomic<bool>* cancel) {
   // The probe: one causal row, default options (PROTOCOL.md's smallest case).
   sp::Case probe;
   probe.layout.sample_lens = {1};
@@ -371,11 +400,13 @@ bool Runner::restart_and_probe(Port& port, const std::string& failure, bool hung
       return false;
     }
     std::string why;
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
     if (!port.start(&why)) {
       log.messages.push_back("conform: the port does not restart: " + why + "\n");
       return false;
     }
-    if (!port.exchange({line}, &why, SIZE_MAX, probe_timeout_s(port)).empty()) return true;  // alive
+    if (!port.exchange({line}, &why, SIZE_MAX, probe_timeout_s(port), cancel).empty()) return true;  // alive
+    if (port.failure() == PortFailure::cancelled) return false;
     ++log.crashes;
     ++streak;
     if (port.failure() == PortFailure::hung || port.failure() == PortFailure::line_too_long) ++hangs;

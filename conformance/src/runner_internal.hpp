@@ -186,6 +186,15 @@ class Runner {
     std::vector<std::string> messages;
     std::string breaker;  // the circuit breaker's verdict, "" while it holds
   };
+  // Wall time of the stops at any --jobs (PROTOCOL.md, "Stops"): a batch
+  // ends at its own --max-hangs-th crash or hang (its later cases skipped;
+  // the run stops once it is judged, so a one-port run records the same
+  // cases), and once the run stops, every younger batch in flight is
+  // cancelled (`cancel`: its exchange ends within 0.1 s, its port stopped),
+  // not waited for. The crashes and hangs of the batches dropped at a stop
+  // are counted apart, in cancelled_crashes_.
+  std::int64_t cancelled_crashes_ = 0;
+  void cancel_past_stop();
   // The circuit breaker (PROTOCOL.md, "Limits"): after a case's crash or
   // hang the port is restarted and sent a probe, a one-row case, with a
   // short time limit (probe_timeout_s). An answer, right or wrong, shows the
@@ -200,7 +209,8 @@ class Runner {
   // On the I/O thread, after the case `id` failed (`hung`, or a crash):
   // restarts the port and probes it. False when the run must stop: the
   // breaker tripped (log.breaker says why) or the port does not restart.
-  bool restart_and_probe(Port& port, const std::string& id, bool hung, IoLog& log);
+  bool restart_and_probe(Port& port, const std::string& id, bool hung, IoLog& log,
+                         const std::atomic<bool>* cancel = nullptr);
   std::string breaker_;  // the breaker's verdict, "" while it holds (from the I/O threads' logs)
   // --max-hangs: the cases the port crashed or hung on, in batch order, and
   // the stop's verdict once they reach the limit ("" until then).
@@ -218,7 +228,7 @@ class Runner {
   // On an I/O thread: every line's answer from `port`; a crash or hang fails
   // that case and restarts the port.
   std::vector<Outcome> exchange_all(Port& port, const std::vector<std::string>& lines,
-                                    const std::vector<std::string>& ids, IoLog& log);
+                                    const std::vector<std::string>& ids, IoLog& log, const std::atomic<bool>& cancel);
   // --jobs: the ports besides port_, started after it; each batch goes to a
   // port that holds none, answered on an I/O thread of its own.
   std::vector<std::unique_ptr<Port>> more_ports_;
@@ -226,9 +236,10 @@ class Runner {
     std::size_t seq = 0;  // the batch's number, in the order batches are made
     std::vector<Pending> cases;
     Port* port = nullptr;  // port_ or one of more_ports_
-    // Written by the I/O thread until `answers` is ready; declared first, so
-    // that it goes last (a future of std::async waits for its thread when
-    // destroyed, on the way out of an exception).
+    // Written by the I/O thread until `answers` is ready (`cancel` read by
+    // it); declared first, so that they go last (a future of std::async
+    // waits for its thread when destroyed, on the way out of an exception).
+    std::unique_ptr<std::atomic<bool>> cancel;
     std::unique_ptr<IoLog> log;
     std::future<std::vector<Outcome>> answers;
   };

@@ -16,10 +16,20 @@ namespace seqpack::protocol {
 namespace {
 
 using detail::json;
+using detail::same;
 using detail::show;
 using detail::wants;
 
 __extension__ typedef __int128 Wide;
+
+// Why a number of the port's is not the reference's integer, when its form
+// says so ("" otherwise).
+std::string number_note(const json& want, const json& got) {
+  if (!want.is_number_integer()) return "";
+  if (got.is_number_float()) return " (a number with a fraction or an exponent: the field takes integers only)";
+  if (got.is_number_integer() && !detail::is_int64(got)) return " (past int64: the field is a signed 64-bit integer)";
+  return "";
+}
 
 // {"runs":[first,count,step,...]}: a list of integers written as triples.
 bool is_runs(const json& v) { return v.is_object() && v.size() == 1 && v.contains("runs"); }
@@ -35,7 +45,7 @@ std::size_t runs_total(const json& r, std::size_t budget, const std::string& at,
   std::size_t total = 0;
   for (std::size_t i = 0; i < r.size(); i += 3) {
     for (std::size_t k = i; k < i + 3; ++k) {
-      if (!r[k].is_number_integer() || (r[k].is_number_unsigned() && r[k].get<std::uint64_t>() > INT64_MAX)) {
+      if (!detail::is_int64(r[k])) {
         throw InputError(at + ".runs[" + std::to_string(k) + "]: expected an integer that fits int64, port " +
                          show(r[k]));
       }
@@ -181,7 +191,7 @@ std::string list_diff(const json& want, const json& got, const std::string& at) 
     for (; !w.done() && !g.done(); w.next(), g.next(), ++i) {
       const json& x = w.value();
       const json& y = g.value();
-      if (x == y) continue;
+      if (same(x, y)) continue;
       std::string d = diff(x, y, at + "[" + std::to_string(i) + "]");
       if (!d.empty()) return d;
     }
@@ -205,7 +215,7 @@ std::string diff(const json& want, const json& got, const std::string& at) {
     for (auto it = want.begin(); it != want.end(); ++it) {
       const auto g = got.find(it.key());
       if (g == got.end()) return at + "." + it.key() + ": missing in the port's result";
-      if (it.value() == *g) continue;  // the path is written only where the values differ
+      if (same(it.value(), *g)) continue;  // the path is written only where the values differ
       std::string d = diff(it.value(), *g, at + "." + it.key());
       if (!d.empty()) return d;
     }
@@ -213,7 +223,7 @@ std::string diff(const json& want, const json& got, const std::string& at) {
   }
   if (want.is_array()) {
     for (std::size_t i = 0; i < want.size() && i < got.size(); ++i) {
-      if (want[i] == got[i]) continue;
+      if (same(want[i], got[i])) continue;
       std::string d = diff(want[i], got[i], at + "[" + std::to_string(i) + "]");
       if (!d.empty()) return d;
     }
@@ -222,7 +232,7 @@ std::string diff(const json& want, const json& got, const std::string& at) {
     }
     return "";
   }
-  return want == got ? "" : at + ": expected " + show(want) + ", port " + show(got);
+  return same(want, got) ? "" : at + ": expected " + show(want) + ", port " + show(got) + number_note(want, got);
 }
 
 // A member's string value, or "" when it is absent or not a string.
@@ -243,7 +253,7 @@ std::string result_difference(const json& want, const json& got, const std::vect
   if (*type != "result") return "type: expected \"result\", port " + shown(*type);
   const auto id = got.find("id");
   if (id == got.end()) return "id: expected " + shown(want["id"]) + ", port none";
-  if (*id != want["id"]) return "id: expected " + shown(want["id"]) + ", port " + shown(*id);
+  if (!same(*id, want["id"])) return "id: expected " + shown(want["id"]) + ", port " + shown(*id);
   if (!got.contains("ok") || !got["ok"].is_boolean()) {
     return "ok: expected a boolean, port " + (got.contains("ok") ? shown(got["ok"]) : std::string("none"));
   }
@@ -264,7 +274,7 @@ std::string result_difference(const json& want, const json& got, const std::vect
                 : "error " + shown(got["error"]) + " (" + printable(string_member(got, "message")) + ")");
   }
   if (!want["ok"].get<bool>()) {
-    if (want["error"] != got["error"]) return diff(want["error"], got["error"], "error");
+    if (!same(want["error"], got["error"])) return diff(want["error"], got["error"], "error");
     if (wants(views, "error_marks") && want.contains("graph_bounds")) {
       if (!got.contains("graph_bounds")) return "graph_bounds: missing in the port's error result (error_marks)";
       return diff(want["graph_bounds"], got["graph_bounds"], "graph_bounds");
@@ -367,7 +377,7 @@ std::string answer_difference(const Want& expected, const std::string& actual, c
   if (string_member(got, "type") != "session") {
     return "type: expected \"session\", port " + (got.contains("type") ? shown(got["type"]) : std::string("none"));
   }
-  if (!got.contains("id") || got["id"] != want["id"]) {
+  if (!got.contains("id") || !same(got["id"], want["id"])) {
     return "id: expected " + shown(want["id"]) + ", port " + (got.contains("id") ? shown(got["id"]) : "none");
   }
   if (!got.contains("results") || !(got["results"].is_array() || is_runs(got["results"])))

@@ -14,6 +14,7 @@
 
 #include "seqpack/attention/consumer_judge.hpp"
 #include "seqpack/protocol/protocol.hpp"
+#include "writer.hpp"
 
 namespace seqpack::protocol {
 namespace {
@@ -28,7 +29,9 @@ std::vector<std::int64_t> ints(const json& pack, const char* field, const char* 
   std::vector<std::int64_t> v;
   v.reserve(it->size());
   for (const json& x : *it) {
-    if (!x.is_number_integer()) throw std::invalid_argument(std::string(where) + field + ": not an integer array");
+    if (!detail::is_int64(x)) {
+      throw std::invalid_argument(std::string(where) + field + ": not an array of int64 integers");
+    }
     v.push_back(x.get<std::int64_t>());
   }
   return v;
@@ -36,8 +39,8 @@ std::vector<std::int64_t> ints(const json& pack, const char* field, const char* 
 
 std::int64_t integer(const json& pack, const char* field, const char* where) {
   const auto it = pack.find(field);
-  if (it == pack.end() || !it->is_number_integer()) {
-    throw std::invalid_argument(std::string(where) + field + ": missing or not an integer");
+  if (it == pack.end() || !detail::is_int64(*it)) {
+    throw std::invalid_argument(std::string(where) + field + ": missing or not an int64 integer");
   }
   return it->get<std::int64_t>();
 }
@@ -197,7 +200,7 @@ attention::Verdict consequence_of(const Case& c, const std::vector<Case>& steps,
       if (!w || !g || !w->is_array() || !g->is_array())
         return refusal(consumer, "the port's session answer holds no results");
       for (std::size_t k = 0; k < w->size() && k < g->size(); ++k) {
-        if ((*w)[k] == (*g)[k]) continue;
+        if (detail::same((*w)[k], (*g)[k])) continue;
         attention::Verdict v = judge_result(k < steps.size() ? steps[k] : c, (*w)[k], (*g)[k], consumer);
         v.line += " (session step " + std::to_string(k) + ")";
         return v;

@@ -157,7 +157,11 @@ std::string request_line(const protocol::Case& c, const std::string& id, const s
   std::string line = protocol::to_json(c, id);
   line.pop_back();  // the closing brace
   line += ",\"views\":[";
-  for (std::size_t i = 0; i < views.size(); ++i) line += (i ? ",\"" : "\"") + views[i] + "\"";
+  // Escaped: a name is the caller's text (the runner sends only names it
+  // knows, the Python package's callers anything).
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    line += (i ? "," : "") + json(views[i]).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
   return line + "]}";
 }
 

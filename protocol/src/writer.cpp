@@ -26,4 +26,35 @@ std::string show(const json& v) {
   return s.size() > 200 ? printable(s, 200) : s;
 }
 
+namespace {
+__extension__ typedef __int128 Wide;
+
+// An integer's exact value: unsigned past INT64_MAX stays past every int64.
+Wide exact(const json& v) {
+  return v.is_number_unsigned() ? Wide{v.get<std::uint64_t>()} : Wide{v.get<std::int64_t>()};
+}
+}  // namespace
+
+bool same(const json& a, const json& b) {
+  const bool ai = a.is_number_integer(), bi = b.is_number_integer();
+  if (ai || bi) return ai && bi && exact(a) == exact(b);
+  if (a.type() != b.type()) return false;
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!same(a[i], b[i])) return false;
+    }
+    return true;
+  }
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const auto other = b.find(it.key());
+      if (other == b.end() || !same(it.value(), *other)) return false;
+    }
+    return true;
+  }
+  return a == b;  // strings, booleans, null, floats
+}
+
 }  // namespace seqpack::protocol::detail

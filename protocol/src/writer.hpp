@@ -200,4 +200,21 @@ std::string error_line(const std::string& id, const std::string& cls, const std:
 /// A JSON value as a message shows it (printable, cut past 200 bytes).
 std::string show(const json& v);
 
+/// An integer as the protocol reads one (PROTOCOL.md, "Numbers"): a JSON
+/// number written without fraction or exponent whose value fits int64.
+/// nlohmann reads `6.0` and `1e3` as floats and a number past INT64_MAX as
+/// unsigned; both are false here, as is every other value.
+inline bool is_int64(const json& v) {
+  return v.is_number_integer() &&
+         !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX));
+}
+
+/// Type-exact equality of two JSON values (PROTOCOL.md, "Numbers").
+/// nlohmann's == compares numbers by value across their types: 6.0 equals 6,
+/// and 2^64 - 1 (read as unsigned) equals -1 (cast to int64). Here an integer
+/// equals only an integer of the same exact value, and a float only a float;
+/// the reference writes no floats, so a float in a port's answer is always a
+/// difference. Every comparison of a port's answer uses this, never ==.
+bool same(const json& a, const json& b);
+
 }  // namespace seqpack::protocol::detail

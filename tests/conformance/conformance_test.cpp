@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
@@ -444,6 +445,75 @@ TEST(Limits, APadSegmentOnOneSideIsTheFirstDifference) {
   none["pack"]["pad_segment"] = nullptr;
   extra["pack"]["causal_rows"][0] = 99;
   EXPECT_EQ(sp::first_difference(none.dump(), extra.dump(), {}).rfind("pack.pad_segment: expected null", 0), 0u);
+}
+
+// Numbers are compared by type and value (PROTOCOL.md "Numbers", issue 38):
+// an integer field takes an integer written without fraction or exponent
+// that fits int64. A value equal as a number but of another JSON type (6.0,
+// 6e0) or past int64 (2^64 - 1 where the reference has -1, read by
+// nlohmann's == as equal) is a named difference, in plain lists, in runs, in
+// scalars, ids and session steps; the reference's own answers, retyped
+// nowhere, still compare equal.
+TEST(Limits, NumbersOfAnotherJsonTypeAreDifferences) {
+  json want;
+  for (const auto& v : sc::read_vectors(SEQPACK_VECTORS_DIR)) {
+    if (v.id == "E1") want = json::parse(v.expect);
+  }
+  ASSERT_TRUE(want.is_object());
+  const std::string w = want.dump();
+  EXPECT_EQ(sp::first_difference(w, w + " ", {}), "");
+  // Text replacements of the answer's own numbers; each must differ.
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = w.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return w.substr(0, at) + to + w.substr(at + from.size());
+  };
+  const std::string rows = "\"causal_rows\":[";
+  const std::size_t first_row = w.find(rows) + rows.size();
+  const std::string row0 = w.substr(first_row, w.find_first_of(",]", first_row) - first_row);
+  ASSERT_FALSE(row0.empty());
+  for (const std::string& form : {row0 + ".0", row0 + "e0", row0 + "E0", row0 + ".00"}) {
+    const std::string d = sp::first_difference(w, replaced(rows + row0, rows + form), {});
+    EXPECT_EQ(d, "pack.causal_rows[0]: expected " + row0 + ", port " + std::to_string(std::stoll(row0)) +
+                     ".0 (a number with a fraction or an exponent: the field takes integers only)")
+        << form;
+  }
+  // -1 (a padding row) written as an unsigned 64-bit integer.
+  const std::string pad_row = "\"full_only_rows\":[";
+  ASSERT_NE(w.find("-1", w.find(pad_row)), std::string::npos);
+  json unsigned_pad = want;
+  for (auto& r : unsigned_pad["pack"]["full_only_rows"]) {
+    if (r == -1) r = std::numeric_limits<std::uint64_t>::max();
+  }
+  EXPECT_NE(sp::first_difference(w, unsigned_pad.dump(), {})
+                .find("expected -1, port 18446744073709551615 (past int64: the field is a signed 64-bit integer)"),
+            std::string::npos);
+  // A scalar, an integer past int64 at INT64_MIN's place, and the id.
+  json scalar = want, low_want = want, low_got = want, id = want;
+  scalar["pack"]["max_num_tokens"] = static_cast<double>(want["pack"]["max_num_tokens"].get<std::int64_t>());
+  EXPECT_EQ(sp::first_difference(w, scalar.dump(), {}).rfind("pack.max_num_tokens: expected ", 0), 0u);
+  low_want["pack"]["max_num_tokens"] = std::numeric_limits<std::int64_t>::min();
+  low_got["pack"]["max_num_tokens"] = std::uint64_t{1} << 63;
+  EXPECT_EQ(sp::first_difference(low_want.dump(), low_got.dump(), {}),
+            "pack.max_num_tokens: expected -9223372036854775808, port 9223372036854775808 (past int64: the field "
+            "is a signed 64-bit integer)");
+  id["id"] = 1.0;
+  EXPECT_EQ(sp::first_difference(w, id.dump(), {}).rfind("id: expected ", 0), 0u);
+  // Runs: a triple's float or unsigned value is refused by name.
+  const json runs_want = {{"type", "result"},
+                          {"id", "r"},
+                          {"ok", true},
+                          {"graph_bounds", nullptr},
+                          {"pack", {{"rows", {{"runs", {0, 3, 1}}}}}}};
+  json runs_got = runs_want;
+  runs_got["pack"]["rows"]["runs"][2] = 1.0;
+  EXPECT_EQ(sp::first_difference(runs_want.dump(), runs_got.dump(), {}),
+            "the port's answer.pack.rows.runs[2]: expected an integer that fits int64, port 1.0");
+  // A session step whose only difference is a number's type.
+  const json session_want = {{"type", "session"}, {"id", "s"}, {"results", {want}}};
+  json session_got = session_want;
+  session_got["results"][0]["pack"]["max_num_tokens"] = scalar["pack"]["max_num_tokens"];
+  EXPECT_EQ(sp::first_difference(session_want.dump(), session_got.dump(), {}).rfind("session step 0: pack.", 0), 0u);
 }
 
 // An ExpectedAnswer (the reference's line read once, as the fuzz target

@@ -12,11 +12,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <limits>
 #include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -33,11 +36,12 @@ struct Outcome {
   double seconds = 0;
 };
 
-// Runs `command` under /bin/sh, killed after 60 s whatever happens.
+// Runs `command` under /bin/sh, stopped after 60 s whatever happens
+// (SIGTERM, so that seqpack kills its ports; SIGKILL 5 s later).
 Outcome run(const std::string& command) {
   Outcome r;
   const auto start = std::chrono::steady_clock::now();
-  FILE* p = popen(("timeout -s KILL 60 sh -c '" + command + "' 2>&1").c_str(), "r");
+  FILE* p = popen(("timeout -k 5 60 sh -c '" + command + "' 2>&1").c_str(), "r");
   if (!p) return r;
   char buf[1 << 16];
   std::size_t n = 0;
@@ -187,6 +191,23 @@ TEST(HostilePort, MessageOrTypeOfTheWrongTypeFailsTheCase) {
   EXPECT_RUN(conform("message_int"), 1, "first difference: message: expected a string, port 5", 20);
   EXPECT_RUN(conform("type_int"), 1, "first difference: type: expected \"result\", port 5", 20);
   EXPECT_RUN(conform("ok_string"), 1, "first difference: ok: expected a boolean, port \"yes\"", 20);
+}
+
+// A port whose integers come out as another JSON type (issue 38: both
+// conformed, exit 0): unsigned 64-bit ids print -1 as 2^64 - 1, float
+// tensors print 6 as 6.0. Each is a named difference, and the consequence
+// step reads the answer as the comparison does: not as the reference's pack.
+TEST(HostilePort, NumbersOfAnotherJsonTypeFailTheCase) {
+  const Outcome minus_one = conform("unsigned_minus_one", "--cases 8");
+  EXPECT_RUN(minus_one, 1,
+             "first difference: pack\\.[a-z_]+\\[[0-9]+\\]: expected -1, port 18446744073709551615 \\(past int64", 20);
+  EXPECT_TRUE(has(minus_one, "consequence .*not an array of int64 integers.*\\[crash-or-refusal")) << show(minus_one);
+  const Outcome floats = conform("float_integers", "--cases 8");
+  EXPECT_RUN(floats, 1,
+             "first difference: pack\\.[a-z_]+\\[[0-9]+\\]: expected ([0-9]+), port \\1\\.0 \\(a number with a "
+             "fraction or an exponent",
+             20);
+  EXPECT_TRUE(has(floats, "consequence .*not an array of int64 integers.*\\[crash-or-refusal")) << show(floats);
 }
 
 TEST(HostilePort, DeepNestingFailsTheCase) {
@@ -489,6 +510,17 @@ TEST(HostilePort, BadHellosAreNamed) {
   EXPECT_RUN(conform("hello_views_type"), 2, "field views: expected an array of strings", 10);
   EXPECT_RUN(conform("hello_garbage"), 2, "the port's hello: not JSON at byte", 10);
   EXPECT_RUN(conform("hello_deep"), 2, "the port's hello: nesting deeper than 64", 10);
+  // View names: only the protocol's, once each; shown escaped (issue 38).
+  EXPECT_RUN(
+      conform("hello_view_quote"), 2,
+      "field views\\[0\\]: \"getters\\\\\",\\\\\"rows\\\\\":1,.* is not a view of this protocol \\(all_seq_padded, "
+      "cp_shards, getters",
+      10);
+  EXPECT_RUN(conform("hello_view_newline"), 2, "field views\\[0\\]: \"getters\\\\n\\{.* is not a view of this protocol",
+             10);
+  EXPECT_RUN(conform("hello_view_unknown"), 2, "field views\\[1\\]: \"all_seq_paded\" is not a view of this protocol",
+             10);
+  EXPECT_RUN(conform("hello_view_twice"), 2, "field views\\[1\\]: \"getters\" is listed twice", 10);
 }
 
 TEST(HostilePort, ExitOrCrashAfterTheHelloStopsAtTheCircuitBreaker) {
@@ -552,6 +584,107 @@ TEST(HostilePort, ManyHangsStopAtMaxHangs) {
   EXPECT_RUN(all, 1, "conform: 24 cases .* 12 unexpected failures in 1 groups", 45);
   EXPECT_FALSE(has(all, "STOP")) << show(all);
   EXPECT_FALSE(has(all, "every case")) << show(all);
+}
+
+// Every stop bounds the wall time at any --jobs (issue 38: at --jobs 8 a
+// port that hangs on every case ran for minutes after the stop, each batch
+// already sent paying --timeout per case). PROTOCOL.md "Stops" gives the
+// bounds; with T = 0.5 s, a start-up S and a probe P each under T, one crash
+// or hang costs at most C = T + 2 (S + P) = 2.5 s. Batches hold 4, 8, 16 ...
+// cases:
+//   --max-hangs 6: the first batch's 4 hangs, then the second batch ends at
+//     its 6th: 10 hangs, within 2N - 1 = 11: at most 11 C = 27.5 s;
+//   --fail-fast: the first batch (4 cases) and the next (8): 12 C = 30 s.
+// Both take about 5 s at --jobs 1. Before the fix, --jobs 8 waited for
+// every batch sent (up to 256 cases at 0.5 s each).
+TEST(HostilePort, EveryStopBoundsTheRunAtAnyJobs) {
+  for (const char* jobs : {"1", "8"}) {
+    const std::string j = std::string(" --jobs ") + jobs;
+    const Outcome hangs = conform("hang_every_case", "--cases 2000 --timeout 0.5 --max-hangs 6" + j);
+    EXPECT_RUN(hangs, 1, "STOP: the port crashed or hung on 10 cases \\(--max-hangs 6;", 27.5);
+    EXPECT_TRUE(has(hangs, "conform: 10 cases .* 10 unexpected failures in 1 groups")) << show(hangs);
+    const Outcome fast = conform("hang_every_case", "--cases 2000 --timeout 0.5 --max-hangs 0 --fail-fast" + j);
+    EXPECT_RUN(fast, 1, "conform: 12 cases .* 12 unexpected failures in 1 groups", 30);
+  }
+}
+
+// A runner stopped from outside (SIGTERM, SIGINT, SIGHUP: a CI job's
+// timeout, ^C) kills its ports first: each runs in a process group of its
+// own, which the signal to the runner does not reach, and a hung port left
+// behind holds its pipes and its memory (issue 38). Eight ports, all hung.
+TEST(HostilePort, AStoppedRunnerLeavesNoPortRunning) {
+  const fs::path dir = scratch();
+  const std::string marker = (dir / "marker").string();  // hostile_port's DIR, unused by the mode: names its processes
+  const auto ports_left = [&] {                          // [h]: the pattern does not match the shell that runs pgrep
+    return run("pgrep -f \"[h]ostile_port hang_every_case " + marker + "\" | wc -l").out;
+  };
+  for (const char* sig : {"TERM", "INT", "HUP"}) {
+    const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT + " hang_every_case " + marker +
+                          "\" --no-vectors --jobs 8 --timeout 30 --max-hangs 0 >/dev/null 2>&1 & runner=$!; sleep 2; " +
+                          "kill -" + sig + " $runner; wait $runner; echo \"runner exit $?\"");
+    EXPECT_TRUE(has(r, "runner exit " + std::to_string(128 + (sig[0] == 'T' ? 15 : sig[0] == 'I' ? 2 : 1)))) << show(r);
+    EXPECT_LT(r.seconds, 10) << show(r);
+    EXPECT_EQ(ports_left(), "0\n") << sig;
+  }
+  run("pkill -KILL -f \"" + marker + "\"");  // whatever a failure above left
+}
+
+// `report merge` trusts no report (issue 38): each is read within the JSON
+// limits and checked against the schema and its own arithmetic, and any
+// other problem exits 2 naming the file, the member and the value; a shard
+// missing is named; a file name that is not UTF-8 is shown, never an abort.
+TEST(HostileCli, ReportMergeValidatesEveryReport) {
+  const fs::path dir = scratch();
+  const auto path = [&](const std::string& name) { return (dir / name).string(); };
+  // Two shards of a port that fails every case (groups, counts), and two of the oracle.
+  for (const char* i : {"0", "1"}) {
+    run(seqpack() + " conform --port \"" + HOSTILE_PORT + " garbage\" --no-vectors --profile packer --cases 8 " +
+        "--jobs 1 --shrink-budget 0 --shard " + i + "/2 --report " + path(std::string("bad") + i + ".json"));
+    run(seqpack() + " conform --port \"" + seqpack() + " oracle\" --no-vectors --cases 8 --jobs 1 --shard " + i +
+        "/2 --report " + path(std::string("ok") + i + ".json"));
+  }
+  const auto read = [&](const std::string& name) { return nlohmann::json::parse(file_text(path(name))); };
+  ASSERT_FALSE(read("bad0.json")["groups"].empty());
+  EXPECT_RUN(run(seqpack() + " report merge " + path("ok0.json") + " " + path("ok1.json")), 0,
+             "merged: [0-9]+ cases .* 0 unexpected failures", 10);
+  EXPECT_RUN(run(seqpack() + " report merge " + path("bad0.json") + " " + path("bad1.json")), 1,
+             "unexpected failures in 1 groups", 10);
+  // Each damaged copy of bad0.json, merged with bad1.json: exit 2, the member named.
+  const auto damaged = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json r = read("bad0.json");
+    edit(r);
+    std::ofstream(path(name)) << r.dump();
+    return run(seqpack() + " report merge " + path(name) + " " + path("bad1.json"));
+  };
+  using J = nlohmann::json;
+  EXPECT_RUN(damaged("neg.json", [](J& r) { r["unexpected_failures"] = -4; }), 2,
+             "neg.json: unexpected_failures: expected a count \\(an integer >= 0\\), got -4", 10);
+  EXPECT_RUN(damaged("wrap.json", [](J& r) { r["unexpected_failures"] = std::numeric_limits<std::uint64_t>::max(); }),
+             2, "unexpected_failures: expected a count .*got 18446744073709551615", 10);
+  EXPECT_RUN(damaged("float.json", [](J& r) { r["cases"] = 4.0; }), 2, "cases: expected a count .*got 4.0", 10);
+  EXPECT_RUN(damaged("nogroups.json", [](J& r) { r["unexpected_failures"] = 0; }), 2,
+             "groups: [0-9]+ cases in groups, but unexpected_failures is 0", 10);
+  EXPECT_RUN(damaged("huge.json", [](J& r) { r["unexpected_failures"] = INT64_MAX; }), 2,
+             "unexpected_failures 9223372036854775807 and known_failures 0 pass the [0-9]+ cases", 10);
+  EXPECT_RUN(damaged("shard.json", [](J& r) { r["shard"] = {5, 2}; }), 2, "shard: 5/2 is not a shard", 10);
+  EXPECT_RUN(damaged("mix.json", [](J& r) { r["case_mix"]["valid"] = 1000; }), 2,
+             "case_mix: its counts add up to [0-9]+, not the [0-9]+ cases", 10);
+  EXPECT_RUN(damaged("members.json",
+                     [](J& r) {
+                       r["groups"][0]["members"] = {1, 2};
+                     }),
+             2, "groups\\[0\\]\\.members: expected 1 to [0-9]+ case ids", 10);
+  std::ofstream(path("deep.json")) << std::string(100000, '[');
+  EXPECT_RUN(run(seqpack() + " report merge " + path("deep.json")), 2, "deep.json: .*nesting deeper than 64", 10);
+  // A shard missing is named, and fails the merge.
+  EXPECT_RUN(run(seqpack() + " report merge " + path("ok1.json")), 1, "1 shards missing: 0\n", 10);
+  // A file name that is not UTF-8: shown with \xNN, merged (it aborted the merge).
+  const std::string odd = path("ok0-\xff.json");
+  fs::copy_file(path("ok0.json"), odd);
+  EXPECT_RUN(run(seqpack() + " report merge \"" + odd + "\" " + path("ok1.json") + " --out " + path("merged.json")), 0,
+             "merged: ", 10);
+  EXPECT_NE(file_text(path("merged.json")).find("ok0-\\\\xFF.json"), std::string::npos)
+      << file_text(path("merged.json"));
 }
 
 TEST(HostilePort, CrashWhileShrinkingIsCounted) {

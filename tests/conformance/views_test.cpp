@@ -254,6 +254,14 @@ TEST(Views, RequestsNameTheViewsAndLargeCasesAskForTheFirstOnly) {
   const json r = json::parse(sc::handle_line(sc::request_line(two_samples(), "c", {"getters"})));
   ASSERT_EQ(r["views"].size(), 1u) << r.dump();
   EXPECT_TRUE(r["views"].contains("getters"));
+  // A name is written escaped: a quote or a newline in it stays inside the
+  // string, and the request keeps its own fields (issue 38).
+  const std::vector<std::string> odd = {"getters\",\"rows\":1,\"x\":\"", "a\nb", "\xff"};
+  const std::string line = sc::request_line(two_samples(), "c", odd);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const json req = json::parse(line);
+  EXPECT_EQ(req["views"], json(std::vector<std::string>{odd[0], odd[1], "\xef\xbf\xbd"}));
+  EXPECT_EQ(req["rows"], json::parse(sc::request_line(two_samples(), "c"))["rows"]);
 }
 
 // Sessions carry the marks from step to step.

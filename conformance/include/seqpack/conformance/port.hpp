@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,7 +60,14 @@ class LineReader {
 };
 
 /// Why the last exchange stopped early.
-enum class PortFailure { none, not_running, exited, hung, line_too_long, too_many_bytes, io };
+/// Kills (SIGKILL) the process group of every port this process has
+/// running, and forgets them. Async-signal-safe: `seqpack`'s handler of
+/// SIGTERM, SIGINT and SIGHUP calls it before it dies, so that a runner
+/// stopped from outside leaves no port behind (each port runs in a process
+/// group of its own, which a signal to the runner's group does not reach).
+void kill_all_ports() noexcept;
+
+enum class PortFailure { none, not_running, exited, hung, line_too_long, too_many_bytes, io, cancelled };
 
 class Port {
  public:
@@ -80,9 +88,12 @@ class Port {
   /// The answers' bytes together may not pass `budget` (then the failure is
   /// too_many_bytes and the port is stopped). `timeout_s` > 0 bounds each
   /// answer of this exchange instead of the port's timeout (the runner's
-  /// probes after a hang, PROTOCOL.md "Limits").
+  /// probes after a hang, PROTOCOL.md "Limits"). Once `*cancel` is true
+  /// (another thread's stop), the exchange ends within 0.1 s with the
+  /// failure `cancelled`, the port stopped.
   std::vector<std::string> exchange(const std::vector<std::string>& lines, std::string* why,
-                                    std::size_t budget = SIZE_MAX, double timeout_s = 0);
+                                    std::size_t budget = SIZE_MAX, double timeout_s = 0,
+                                    const std::atomic<bool>* cancel = nullptr);
   void stop();
 
   bool running() const noexcept { return pid_ > 0; }
