@@ -21,37 +21,8 @@ namespace seqpack::conformance {
 using namespace seqpack::protocol;  // NOLINT(google-build-using-namespace)
 
 std::string junit_xml(const std::string& suite, const std::vector<JUnitCase>& cases, double seconds) {
-  const auto esc = [](const std::string& s) {
-    std::string out;
-    for (const char ch : s) {
-      const auto u = static_cast<unsigned char>(ch);
-      switch (ch) {
-        case '&':
-          out += "&amp;";
-          break;
-        case '<':
-          out += "&lt;";
-          break;
-        case '>':
-          out += "&gt;";
-          break;
-        case '"':
-          out += "&quot;";
-          break;
-        case '\'':
-          out += "&apos;";
-          break;
-        default:
-          // XML 1.0 allows no control characters but tab, newline and return.
-          if (u < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
-            out += '?';
-          } else {
-            out += ch;
-          }
-      }
-    }
-    return out;
-  };
+  // XML 1.0 character data: a port's name, ids and messages can hold any byte.
+  const auto esc = [](const std::string& s) { return xml_text(s); };
   const auto secs = [](double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", s);
@@ -205,14 +176,16 @@ int Runner::summary() {
     else if (!failed_keys_.count(k) && !stop_)  // a run stopped early proves no entry passes
       now_passing.push_back(k);
   }
-  out_ << "port: " << port_.name() << " (views: ";
+  out_ << "port: " << printable(port_.name(), 300) << " (views: ";
   for (std::size_t i = 0; i < port_.views().size(); ++i) out_ << (i ? ", " : "") << port_.views()[i];
   out_ << "; encoding: " << (port_.encoding() == Encoding::runs ? "runs" : "plain") << ")\n";
   out_ << "case mix:";
   for (const auto& [cat, n] : mix_) out_ << " " << cat << "=" << n;
   out_ << "\n";
-  for (const auto& k : now_passing) out_ << "NOW PASSES (remove from the known failures): " << k << "\n";
-  for (const auto& k : not_seen) out_ << "note: known failure not exercised in this run: " << k << "\n";
+  for (const auto& k : now_passing) {
+    out_ << "NOW PASSES (remove from the known failures): " << printable(k, 300) << "\n";
+  }
+  for (const auto& k : not_seen) out_ << "note: known failure not exercised in this run: " << printable(k, 300) << "\n";
   if (!groups_.empty()) {
     out_ << "failure groups: " << groups_.size() << " (first verdict after " << seconds_text(first_verdict_s_) << " s)"
          << (stop_ && breaker_.empty() && hang_stop_.empty()

@@ -65,13 +65,13 @@ int Runner::run() {
   failures.reserve(starting.size());
   for (auto& f : starting) failures.push_back(f.get());
   if (!first_started) {
-    err_ << "conform: cannot start the port '" << o_.port << "': " << why << "\n";
+    err_ << "conform: cannot start the port '" << printable(o_.port, 300) << "': " << why << "\n";
     return 2;
   }
   for (int k = 1; k < o_.jobs; ++k) {
     if (const auto& failed = failures[static_cast<std::size_t>(k - 1)]) {
-      err_ << "conform: cannot start port " << k + 1 << " of --jobs " << o_.jobs << " '" << o_.port << "': " << *failed
-           << "\n";
+      err_ << "conform: cannot start port " << k + 1 << " of --jobs " << o_.jobs << " '" << printable(o_.port, 300)
+           << "': " << *failed << "\n";
       return 2;
     }
     const Port& more = *more_ports_[static_cast<std::size_t>(k - 1)];
@@ -286,7 +286,7 @@ void Runner::finish_oldest() {
     record(
         f.cases[k],
         outcome[k].answered ? first_difference(f.cases[k].expect, outcome[k].text, f.cases[k].views) : outcome[k].text,
-        outcome[k].hung);
+        outcome[k].hung, outcome[k].answered);
   }
   if (!stopped && stop_) last_recorded_ = f.seq + 1;  // --max-failures
   failed_cases_ += f.log->failed_cases;

@@ -255,7 +255,9 @@ class Runner {
 
   // Grouping (groups.cpp): counts a case's verdict, and files a failure
   // under its known-failures entry or its group.
-  void record(Pending& p, const std::string& diff, bool hung);
+  // `answered`: false when the port crashed or hung on the case (only a
+  // `KEY @port` entry makes that a known failure).
+  void record(Pending& p, const std::string& diff, bool hung, bool answered = true);
 
   // Shrinking (shrink.cpp).
   // Each group's smallest member, shrunk once (keeping the group's

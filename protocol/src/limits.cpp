@@ -288,16 +288,60 @@ std::string printable(std::string_view text, std::size_t max) {
   char hex[8];
   while (i < text.size() && out.size() < max) {
     const std::size_t len = utf8_length(p + i, text.size() - i);
-    if (len == 0 || (len == 1 && p[i] < 0x20)) {
+    if (len == 0 || (len == 1 && (p[i] < 0x20 || p[i] == 0x7F))) {
       std::snprintf(hex, sizeof hex, len == 0 ? "\\x%02X" : "\\u%04X", p[i]);
       out += hex;
       ++i;
+    } else if (len == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0) {  // C1: U+0080 to U+009F
+      std::snprintf(hex, sizeof hex, "\\u%04X", p[i + 1]);
+      out += hex;
+      i += 2;
     } else {
       out.append(text.data() + i, len);
       i += len;
     }
   }
   if (i < text.size()) out += "...";
+  return out;
+}
+
+std::string xml_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_length(p + i, text.size() - i);
+    if (len == 0 || (len == 3 && p[i] == 0xEF && p[i + 1] == 0xBF && p[i + 2] >= 0xBE)) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      i += len == 0 ? 1 : len;
+      continue;
+    }
+    if (len > 1) {
+      out.append(text.data() + i, len);
+      i += len;
+      continue;
+    }
+    const char ch = text[i++];
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r' ? '?' : ch;
+    }
+  }
   return out;
 }
 

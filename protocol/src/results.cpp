@@ -120,6 +120,11 @@ std::string result_or_error(const Implementation& impl, const protocol::Case& c,
     return w.text();
   } catch (const ref::Error& e) {
     return failed(ref::to_string(e.code()), e.what());
+  } catch (const detail::AnswerTooLarge&) {
+    return failed("too_large", "too_large: rows: the answer to " + std::to_string(c.rows) +
+                                   " packed rows would pass the oracle's limit of " +
+                                   std::to_string(kMaxOracleAnswerBytes) +
+                                   " bytes (the runs encoding writes most answers far smaller)");
   } catch (const std::bad_alloc&) {
     return failed("too_large", "the oracle ran out of memory building this case");
   }
@@ -201,6 +206,11 @@ std::string session_line(const Implementation& impl, const std::vector<protocol:
     step.marks = marks;
     if (k) text += ',';
     text += result_or_error(impl, step, id + "/" + std::to_string(k), views, encoding, &marks);
+    if (text.size() > kMaxOracleAnswerBytes) {  // each step's is bounded; so are all of them together
+      return detail::error_line(id, "too_large",
+                                "too_large: cases: the session's answer passes the oracle's limit of " +
+                                    std::to_string(kMaxOracleAnswerBytes) + " bytes at step " + std::to_string(k));
+    }
   }
   return text + "]}";
 }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seqpack/protocol/case_json.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/reference.hpp"
 
@@ -22,6 +23,9 @@ namespace seqpack::protocol::detail {
 
 namespace ref = seqpack::reference;
 using nlohmann::json;
+
+/// Thrown by a Writer whose text would pass kMaxOracleAnswerBytes.
+struct AnswerTooLarge {};
 
 // A small append-only JSON writer: the result lines are large integer arrays,
 // which nlohmann's DOM builds slowly. The buffer grows without zero-filling.
@@ -151,7 +155,11 @@ class Writer {
  private:
   void reserve(std::size_t n) {
     if (size_ + n <= cap_) return;
-    const std::size_t cap = std::max(cap_ * 2, size_ + n + 256);
+    // The answer's bound (PROTOCOL.md "Limits"), on the bytes reserved (an
+    // integer reserves 21): checked before the buffer grows, so that the
+    // buffer never passes it, and the same on any machine.
+    if (n > kMaxOracleAnswerBytes - size_) throw AnswerTooLarge{};
+    const std::size_t cap = std::min(kMaxOracleAnswerBytes, std::max(cap_ * 2, size_ + n + 256));
     std::unique_ptr<char[]> grown(new char[cap]);
     if (size_) std::memcpy(grown.get(), buf_.get(), size_);
     buf_ = std::move(grown);

@@ -80,6 +80,13 @@ int main(int argc, char** argv) {
     std::string answer = oracle.handle(line);
     if (type == "hello") {
       if (mode == "hello_version") answer = with(answer, "protocol", "seqpack-conformance/9");
+      // A name no terminal or XML file should take raw: an escape sequence,
+      // a C1 control (CSI), DEL and U+FFFE (not an XML character), then a
+      // wrong answer on every case so that the reports carry it (issue 38).
+      if (mode == "odd_name")
+        answer = with(answer, "name",
+                      "red\x1b[31m csi\xc2\x9b"
+                      "2J del\x7f nonchar\xef\xbf\xbe end");
       if (mode == "hello_views_type") answer = with(answer, "views", 5);
       // View names a runner must not paste into its requests, or list as
       // checked (issue 38).
@@ -98,6 +105,23 @@ int main(int argc, char** argv) {
     }
     // Cases and sessions.
     if (mode == "crash_after_hello") crash();
+    if (mode == "odd_name" && type == "case" && id != "probe") {
+      answer = with(answer, "graph_bounds", json{{"image", {9, 9}}, {"video", {9, 9}}});
+    }
+    // Crashes on every case and session, answers every probe (the breaker
+    // holds): with every category a known failure, still a failing run.
+    if (mode == "crash_every_case" && type != "hello" && id != "probe") crash();
+    // Crashes the first time it is given a case id, answers it rightly the
+    // next time: intermittent crashes, one group (DIR keeps the ids seen).
+    if (mode == "crash_first_time" && type == "case" && id != "probe") {
+      // The case's own id, without the runner's suffixes ("-shrunk", ...):
+      // asked again under another id, the case is answered rightly.
+      const std::string seen = dir + "/" + id.substr(0, id.find('-', id.find('-') + 1));
+      if (!std::ifstream(seen).good()) {
+        std::ofstream(seen) << "seen";
+        crash();
+      }
+    }
     if (mode == "hang_after_hello") hang();
     if (mode == "exit_after_hello") return 0;
     if (mode == "crash_mid_case" && id == "p1-3") {

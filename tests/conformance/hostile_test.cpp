@@ -350,6 +350,23 @@ TEST(HostileOracle, SizeIsDecidedBeforeTheMetadataIsBuilt) {
   EXPECT_TRUE(has(r, "\"id\":\"b\",\"ok\":false,\"error\":\"too_large\"")) << show(r);
 }
 
+// The answer is bounded, not only the rows (issue 38: one full split of 8M
+// rows, a 390-byte request, made a 2.2 GB plain answer and 5.2 GB resident):
+// an answer whose writer would pass kMaxOracleAnswerBytes is too_large, the
+// same on any machine (under the 4 GB address-space cap here, the answer
+// alone would not fit), and the runs encoding still answers the same case.
+TEST(HostileOracle, TheAnswerIsBoundedNotOnlyTheRows) {
+  const std::string big = full_case("\"id\":\"big\",", "2000000") + "\n";
+  const Outcome plain = oracle(big, memory_cap());
+  EXPECT_RUN(plain, 0,
+             "\"id\":\"big\",\"ok\":false,\"error\":\"too_large\",\"message\":\"too_large: rows: the answer to 2000000 "
+             "packed rows would pass the oracle's limit of 268435456 bytes",
+             60);
+  const Outcome runs = oracle(kHello.substr(0, kHello.size() - 1) + ",\"encodings\":[\"runs\"]}\n" + big, memory_cap());
+  EXPECT_RUN(runs, 0, "\"id\":\"big\",\"ok\":true", 60);
+  EXPECT_LT(runs.out.size(), std::size_t{1} << 20) << runs.out.substr(0, 300);
+}
+
 TEST(HostileOracle, HugeCpOnEmptyStreamsIsTooLarge) {
   std::string options = kOptions;
   options.replace(options.find("\"cp_world_size\":1"), 17, "\"cp_world_size\":4611686018427387904");
@@ -594,8 +611,9 @@ TEST(HostilePort, ManyHangsStopAtMaxHangs) {
 // cases:
 //   --max-hangs 6: the first batch's 4 hangs, then the second batch ends at
 //     its 6th: 10 hangs, within 2N - 1 = 11: at most 11 C = 27.5 s;
-//   --fail-fast: the first batch (4 cases) and the next (8): 12 C = 30 s.
-// Both take about 5 s at --jobs 1. Before the fix, --jobs 8 waited for
+//   --fail-fast: the first batch (4 cases) and the next (8): 12 C = 30 s;
+//   the breaker (a port that hangs on every case and every probe): 3 C.
+// Each takes about 5 s at --jobs 1. Before the fix, --jobs 8 waited for
 // every batch sent (up to 256 cases at 0.5 s each).
 TEST(HostilePort, EveryStopBoundsTheRunAtAnyJobs) {
   for (const char* jobs : {"1", "8"}) {
@@ -605,6 +623,9 @@ TEST(HostilePort, EveryStopBoundsTheRunAtAnyJobs) {
     EXPECT_TRUE(has(hangs, "conform: 10 cases .* 10 unexpected failures in 1 groups")) << show(hangs);
     const Outcome fast = conform("hang_every_case", "--cases 2000 --timeout 0.5 --max-hangs 0 --fail-fast" + j);
     EXPECT_RUN(fast, 1, "conform: 12 cases .* 12 unexpected failures in 1 groups", 30);
+    // The breaker: the case and two probes, 3 C = 7.5 s, whichever port trips first.
+    const Outcome breaker = conform("hang_after_hello", "--cases 2000 --timeout 0.5 --max-hangs 0" + j);
+    EXPECT_RUN(breaker, 1, "verdict: the port hangs on every case", 7.5);
   }
 }
 
@@ -685,6 +706,80 @@ TEST(HostileCli, ReportMergeValidatesEveryReport) {
              "merged: ", 10);
   EXPECT_NE(file_text(path("merged.json")).find("ok0-\\\\xFF.json"), std::string::npos)
       << file_text(path("merged.json"));
+}
+
+// What a port names itself goes to the terminal printable and to JUnit as
+// well-formed XML (issue 38: U+FFFE made the JUnit file ill-formed, escape
+// sequences reached the terminal raw).
+TEST(HostilePort, APortsNameIsPrintedSafely) {
+  const fs::path dir = scratch();
+  const std::string junit = (dir / "junit.xml").string();
+  const Outcome r = conform("odd_name", "--junit " + junit);
+  EXPECT_RUN(r, 1, "port: red\\\\u001B\\[31m csi\\\\u009B2J del\\\\u007F nonchar", 20);
+  for (const std::string raw : {"\x1b", "\xc2\x9b", "\x7f"}) EXPECT_EQ(r.out.find(raw), std::string::npos) << show(r);
+  const std::string xml = file_text(junit);
+  EXPECT_EQ(xml.find("\xef\xbf\xbe"), std::string::npos);
+  EXPECT_EQ(xml.find("\x1b"), std::string::npos);
+  EXPECT_NE(xml.find("nonchar\xef\xbf\xbd"
+                     " end"),
+            std::string::npos)
+      << xml.substr(0, 600);
+  // Read by an XML parser, as a CI system reads it.
+  const Outcome parsed =
+      run("/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
+          "print(E.parse(sys.argv[1]).getroot().get(chr(102) + \\\"ailures\\\"))\" " +
+          junit);
+  EXPECT_RUN(parsed, 0, "^[1-9]", 10);
+}
+
+// A known-failures file is bounded before it is read, and an entry covers
+// answers only: a crash or a hang is known under `KEY @port` alone (issue
+// 38: every category listed and --max-hangs 0, a port that crashed on every
+// case exited 0).
+TEST(HostilePort, KnownFailuresCoverAnswersAndAreBounded) {
+  const fs::path dir = scratch();
+  const std::string known = (dir / "known").string();
+  // The categories a run of 8 cases holds, each listed.
+  const Outcome first = conform("crash_every_case", "--cases 8 --max-hangs 0");
+  std::smatch mix;
+  ASSERT_TRUE(std::regex_search(first.out, mix, std::regex("case mix:([^\n]*)"))) << show(first);
+  std::string bare, port;
+  const std::string listed = mix[1].str();
+  const std::regex category(" ([^ =]+)=[0-9]+");
+  for (auto it = std::sregex_iterator(listed.begin(), listed.end(), category); it != std::sregex_iterator(); ++it) {
+    bare += (*it)[1].str() + "\n";
+    port += (*it)[1].str() + " @port\n";
+  }
+  ASSERT_FALSE(bare.empty());
+  std::ofstream(known) << bare;
+  EXPECT_RUN(conform("crash_every_case", "--cases 8 --max-hangs 0 --known-failures " + known), 1,
+             "conform: 8 cases .* 8 unexpected failures in 1 groups, 0 known failures", 30);
+  std::ofstream(known) << port;
+  EXPECT_RUN(conform("crash_every_case", "--cases 8 --max-hangs 0 --known-failures " + known), 0,
+             "conform: 8 cases .* 0 unexpected failures in 0 groups, 8 known failures", 30);
+  // ... and `@port` covers no answer: a wrong answer under it fails.
+  EXPECT_RUN(conform("odd_name", "--cases 8 --known-failures " + known), 1, "unexpected failures in 1 groups", 30);
+  // Past 1 MiB, refused before reading; past 10,000 entries, refused.
+  std::ofstream(known) << std::string((1 << 20) + 1, '#');
+  EXPECT_RUN(conform("crash_every_case", "--known-failures " + known), 2,
+             "--known-failures: .*: 1048577 bytes, more than a known-failures file may hold \\(1048576 bytes\\)", 10);
+  {
+    std::ofstream out(known);
+    for (int k = 0; k <= 10000; ++k) out << "vector:v" << k << "\n";
+  }
+  EXPECT_RUN(conform("crash_every_case", "--known-failures " + known), 2, "more than 10000 entries", 10);
+}
+
+// A port that crashes on a case once and answers it rightly when asked
+// again: the group is a crash, judged crash-or-refusal, never "the port now
+// agrees" and metadata-only (issue 38).
+TEST(HostilePort, IntermittentCrashesAreJudgedAsCrashes) {
+  const fs::path dir = scratch();
+  const Outcome r = run(seqpack() + " conform --port \"" + HOSTILE_PORT + " crash_first_time " + dir.string() +
+                        "\" --no-vectors --profile packer --cases 8 --timeout 5 --jobs 1");
+  EXPECT_RUN(r, 1, "group 1 of 1: port failure", 30);
+  EXPECT_TRUE(has(r, "consequence .*\\[crash-or-refusal")) << show(r);
+  EXPECT_FALSE(has(r, "metadata-only|now agrees")) << show(r);
 }
 
 TEST(HostilePort, CrashWhileShrinkingIsCounted) {

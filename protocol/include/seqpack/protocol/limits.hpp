@@ -20,6 +20,10 @@ namespace seqpack::protocol {
 /// Bytes of one protocol line, request or answer (its newline excluded).
 /// Enforced while reading: the bytes past it are never buffered.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
+/// A known-failures file (`conform --known-failures`): its bytes, checked
+/// before it is read, and its entries (the original's list has 17).
+inline constexpr std::uintmax_t kMaxKnownFailuresBytes = std::uintmax_t{1} << 20;
+inline constexpr std::size_t kMaxKnownFailures = 10000;
 /// Nesting of arrays and objects in any JSON text the harness reads.
 inline constexpr int kMaxJsonDepth = 64;
 /// JSON values (scalars, arrays, objects) in one text, and the values that
@@ -37,6 +41,11 @@ inline constexpr std::int64_t kMaxOracleWorldSize = std::int64_t{1} << 16;
 /// Bytes of the answers the runner holds for one batch of pipelined requests
 /// (up to 256): past it the rest of the batch fails, unread.
 inline constexpr std::size_t kMaxBatchAnswerBytes = std::size_t{256} << 20;
+/// Bytes of one answer of the oracle (a result, or a session's results
+/// together), as its writer reserves them: past it the answer is
+/// `too_large`. No runner reads more than kMaxBatchAnswerBytes of answers
+/// to one batch, so a larger answer could never be compared.
+inline constexpr std::size_t kMaxOracleAnswerBytes = kMaxBatchAnswerBytes;
 /// Cases in one session request.
 inline constexpr std::size_t kMaxSessionSteps = 256;
 
@@ -66,9 +75,17 @@ std::optional<nlohmann::json> parse_simple_json(std::string_view text, std::size
 /// that the limit is at least what the case can produce.
 std::size_t answer_value_limit(std::size_t expected_values);
 
-/// `text` made safe to print and to put in a JSON string: bytes that are not
-/// valid UTF-8 become \xNN, control characters \u00NN; cut to `max` bytes.
+/// `text` made safe to print (a terminal acts on none of it) and to put in a
+/// JSON string: bytes that are not valid UTF-8 become \xNN, control
+/// characters (C0, DEL and C1: an escape sequence or a CSI starts with one)
+/// \u00NN; cut to `max` bytes.
 std::string printable(std::string_view text, std::size_t max = 200);
+
+/// `text` as XML 1.0 character data (JUnit reports): markup escaped, and
+/// every character XML forbids replaced: bytes that are not valid UTF-8 and
+/// U+FFFE, U+FFFF by U+FFFD, control characters but tab, newline and
+/// return by '?'.
+std::string xml_text(std::string_view text);
 
 /// The padded stream lengths of a case, decided from its layout and options
 /// alone in O(samples + splits + und indexes): throws the reference's Error
