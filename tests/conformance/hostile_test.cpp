@@ -128,6 +128,21 @@ std::string full_case(const std::string& id_member, const std::string& n, const 
          "],\"attn_modes\":[\"full\"],\"und_token_indexes\":[]},\"rows\":" + n + "," + options + "," + kBounds + "}";
 }
 
+// True in a build with AddressSanitizer (slower, and no address-space cap).
+bool sanitized() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#else
+  return false;
+#endif
+#else
+  return false;
+#endif
+}
+
 // Keeps the oracle's address space small where no sanitizer needs it, so
 // that a case that would allocate shows as a failure rather than as swap.
 std::string memory_cap() {
@@ -612,20 +627,24 @@ TEST(HostilePort, ManyHangsStopAtMaxHangs) {
 //   --max-hangs 6: the first batch's 4 hangs, then the second batch ends at
 //     its 6th: 10 hangs, within 2N - 1 = 11: at most 11 C = 27.5 s;
 //   --fail-fast: the first batch (4 cases) and the next (8): 12 C = 30 s;
-//   the breaker (a port that hangs on every case and every probe): 3 C.
+//   the breaker (a port that hangs on every case and every probe): C.
 // Each takes about 5 s at --jobs 1. Before the fix, --jobs 8 waited for
 // every batch sent (up to 256 cases at 0.5 s each).
 TEST(HostilePort, EveryStopBoundsTheRunAtAnyJobs) {
+  // The formulas bound the time spent in crashes and hangs; starting the
+  // ports (eight of them at --jobs 8, on 2 cores) and the answered cases
+  // come on top: 2 s, 10 s under ASan (a run took 7.6 s for a 2.5 s breaker).
+  const double start_up = sanitized() ? 10 : 2;
   for (const char* jobs : {"1", "8"}) {
     const std::string j = std::string(" --jobs ") + jobs;
     const Outcome hangs = conform("hang_every_case", "--cases 2000 --timeout 0.5 --max-hangs 6" + j);
-    EXPECT_RUN(hangs, 1, "STOP: the port crashed or hung on 10 cases \\(--max-hangs 6;", 27.5);
+    EXPECT_RUN(hangs, 1, "STOP: the port crashed or hung on 10 cases \\(--max-hangs 6;", 27.5 + start_up);
     EXPECT_TRUE(has(hangs, "conform: 10 cases .* 10 unexpected failures in 1 groups")) << show(hangs);
     const Outcome fast = conform("hang_every_case", "--cases 2000 --timeout 0.5 --max-hangs 0 --fail-fast" + j);
-    EXPECT_RUN(fast, 1, "conform: 12 cases .* 12 unexpected failures in 1 groups", 30);
-    // The breaker: the case and two probes, 3 C = 7.5 s, whichever port trips first.
+    EXPECT_RUN(fast, 1, "conform: 12 cases .* 12 unexpected failures in 1 groups", 30 + start_up);
+    // The breaker: the case and two probes, C = 2.5 s, whichever port trips first.
     const Outcome breaker = conform("hang_after_hello", "--cases 2000 --timeout 0.5 --max-hangs 0" + j);
-    EXPECT_RUN(breaker, 1, "verdict: the port hangs on every case", 7.5);
+    EXPECT_RUN(breaker, 1, "verdict: the port hangs on every case", 2.5 + start_up);
   }
 }
 
