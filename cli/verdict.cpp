@@ -259,8 +259,7 @@ void validate_report(const json& r) {
   }
   member_of(r, "port", &json::is_string, "a string");
   member_of(r, "profiles", &json::is_array, "an array");
-  const json& seed = member_of(r, "seed", &json::is_number_integer, "an integer");
-  (void)seed;
+  member_of(r, "seed", &json::is_number_integer, "an integer");
   std::int64_t grouped = 0;
   const json& groups = member_of(r, "groups", &json::is_array, "an array of groups");
   for (std::size_t i = 0; i < groups.size(); ++i) {
