@@ -1,5 +1,5 @@
 // The seqpack command line: check (the main job), oracle, conform, replay,
-// report, vectors, paths.
+// exhaustive, audit, report, vectors, paths.
 #include <malloc.h>
 #include <sched.h>
 #include <unistd.h>
@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "check.hpp"
+#include "exhaustive.hpp"
 #include "paths.hpp"
 #include "seqpack/attention/audit.hpp"
 #include "seqpack/common/version.hpp"
@@ -85,7 +86,8 @@ int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
-  const char* const subcommands[] = {"check", "oracle", "conform", "replay", "report", "vectors", "paths", "audit"};
+  const char* const subcommands[] = {"check",   "oracle",  "conform", "replay", "exhaustive",
+                                     "report",  "vectors", "paths",   "audit"};
 
   seqpack::cli::CheckOptions check_options;
   CLI::App* check =
@@ -185,6 +187,23 @@ int main(int argc, char** argv) {
   std::string shard;
   conform->add_option("--shard", shard, "Run shard I/N of the cases (I from 0 to N-1), for N-way CI matrices");
 
+  conform->add_option("--exhaustive", co.exhaustive,
+                      "Instead of random cases, every case of this scope (tiny, small, medium; `seqpack exhaustive "
+                      "--list`), in order of size; with --shard, its share");
+
+  seqpack::cli::ExhaustiveCli ex;
+  CLI::App* exhaustive = app.add_subcommand(
+      "exhaustive", "Every case of a scope in process: the property catalogue and every engine against the reference");
+  exhaustive->add_option("--scope", ex.scope, "tiny (CI), small or medium (overnight); --list gives their sizes")
+      ->capture_default_str();
+  exhaustive->add_option("--shard", ex.shard, "Run shard I/N of the cases (case i when i % N == I)");
+  exhaustive->add_option("--limit", ex.limit, "Run only the shard's first N cases (0: all)")->capture_default_str();
+  exhaustive->add_option("--engine", ex.engines, "reference (the catalogue), gpu-cpp, gpu-omp (default: each this "
+                                                 "build has); repeatable");
+  exhaustive->add_flag("--list", ex.list, "Print the scopes and their sizes, and exit");
+  ex.jobs = co.jobs;
+  exhaustive->add_option("--jobs", ex.jobs, "Threads (default: the cores, at most 8)")->capture_default_str();
+
   std::vector<std::string> replay_paths;
   std::string replay_port;
   double replay_timeout = 10;
@@ -234,7 +253,7 @@ int main(int argc, char** argv) {
                                          return std::string(argv[1]) == s;
                                        }) == std::end(subcommands)) {
     std::cerr << "seqpack: unknown subcommand \"" << sp::printable(argv[1], 60)
-              << "\" (expected check, oracle, conform, replay, report, vectors, paths or audit; see --help)\n";
+              << "\" (expected check, oracle, conform, replay, exhaustive, report, vectors, paths or audit; see --help)\n";
     return 2;
   }
   try {
@@ -276,6 +295,7 @@ int main(int argc, char** argv) {
     return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, consumer, std::cout,
                                     std::cerr);
   }
+  if (exhaustive->parsed()) return seqpack::cli::run_exhaustive_cli(ex, std::cout, std::cerr);
   if (paths->parsed())
     return seqpack::cli::run_paths(seqpack::cli::find_paths(self_path()), paths_name, std::cout, std::cerr);
   if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);

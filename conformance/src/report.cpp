@@ -346,6 +346,7 @@ void Runner::write_junit(double s) {
 
 std::vector<std::string> Runner::profile_names() const {
   std::vector<std::string> names;
+  if (!o_.exhaustive.empty()) return {"exhaustive:" + o_.exhaustive};
   for (const sp::Profile p : o_.profiles) names.emplace_back(p == sp::Profile::packer ? "packer" : "strict");
   return names;
 }

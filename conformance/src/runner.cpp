@@ -16,6 +16,7 @@
 
 #include "runner_internal.hpp"
 #include "seqpack/conformance/port.hpp"
+#include "seqpack/properties/exhaustive.hpp"
 #include "seqpack/properties/generators.hpp"
 #include "seqpack/protocol/protocol.hpp"
 #include "seqpack/reference/reference.hpp"
@@ -121,8 +122,20 @@ int Runner::run() {
     }
     run_batch(batch);  // the vectors' last batches are still in flight as the random cases start
   }
+  if (!o_.exhaustive.empty()) {
+    const properties::Enumeration all(properties::scope_named(o_.exhaustive));
+    std::vector<Pending> batch;
+    for (std::int64_t i = 0; i < all.size() && !stop_; ++i) {
+      if (!in_shard(i)) continue;
+      Pending p{"x" + o_.exhaustive + "-" + std::to_string(i), all.at(i), "", false, {}};
+      if (!in_scope(p)) continue;
+      batch.push_back(std::move(p));
+      if (batch.size() >= batch_size_) run_batch(batch);
+    }
+    run_batch(batch);
+  }
   const bool sessions = std::find(port_views_.begin(), port_views_.end(), "session") != port_views_.end();
-  for (const sp::Profile profile : o_.profiles) {
+  for (const sp::Profile profile : o_.exhaustive.empty() ? o_.profiles : std::vector<sp::Profile>{}) {
     if (stop_) break;
     const auto gen = sp::gen_case(profile);
     const auto gen_valid = sp::gen_valid_case(profile);
@@ -428,6 +441,13 @@ std::string check_conform_options(const ConformOptions& o) {
   if (o.jobs < 1 || o.jobs > 64) return "--jobs: expected 1 to 64 port processes, got " + std::to_string(o.jobs);
   if (o.max_hangs < 0) return "--max-hangs: expected a count >= 0, got " + std::to_string(o.max_hangs);
   if (o.shrink_budget < 0) return "--shrink-budget: expected a count >= 0, got " + std::to_string(o.shrink_budget);
+  if (!o.exhaustive.empty()) {
+    try {
+      (void)properties::scope_named(o.exhaustive);
+    } catch (const std::invalid_argument& e) {
+      return std::string("--exhaustive") + (e.what() + std::string(e.what()).find(':'));
+    }
+  }
   for (const std::string& f : o.require_features) {
     bool known = false;
     for (const char* name : kCaseOptions) known = known || f == std::string("option:") + name;

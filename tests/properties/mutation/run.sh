@@ -5,6 +5,13 @@
 #
 #   tests/properties/mutation/run.sh SOURCE_DIR WORK_DIR [MUTANT_NAME...]
 #
+# With SEQPACK_MUTATION_MODE=exhaustive it prints the mutant table of
+# docs/exhaustive.md instead: for each mutant, which bounded-exhaustive scope
+# kills it (property_exhaustive --scope tiny, then small; medium too with
+# SEQPACK_EXHAUSTIVE_MEDIUM=1), and whether the default random run kills it
+# at the same number of cases (property_exhaustive --random N); it fails on
+# no mutant (a survivor there is a row of the table, explained in the docs).
+#
 # SEQPACK_MUTATION_PARAMS sets RapidCheck's budget per mutant run
 # (default "max_success=300 max_size=100").
 set -euo pipefail
@@ -29,7 +36,10 @@ tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf -
 find "$tree" -type f -exec touch {} +
 cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSEQPACK_BUILD_GPU=OFF -DSEQPACK_BUILD_CLI=OFF \
   -DSEQPACK_INSTALL=OFF >/dev/null
-cmake --build "$build" --target property_test -j2 >/dev/null
+mode=${SEQPACK_MUTATION_MODE:-suite}
+target=property_test
+[[ "$mode" == exhaustive ]] && target=property_exhaustive
+cmake --build "$build" --target $target -j2 >/dev/null
 
 # Parse mutants.txt into parallel arrays of blocks.
 names=()
@@ -59,6 +69,29 @@ open(path, "w").write(text.replace(find, repl))
 PY
 }
 
+# One row of the mutant table: the first scope whose every case kills the
+# mutant, and the random run at each scope's number of cases (both cores:
+# the exhaustive and the random runs side by side).
+tool=$build/tests/properties/property_exhaustive
+scope_names=(tiny small)
+[[ -n "${SEQPACK_EXHAUSTIVE_MEDIUM:-}" ]] && scope_names+=(medium)
+exhaustive_row() {
+  local row="" killed_at="" s
+  for s in "${scope_names[@]}"; do
+    timeout 7200 "$tool" --random "$("$tool" --size "$s")" > "$work/$name.random-$s.log" 2>&1 &
+    local pid=$!
+    if [[ -z "$killed_at" ]]; then
+      if ! timeout 7200 "$tool" --scope "$s" > "$work/$name.scope-$s.log" 2>&1; then killed_at=$s; fi
+    fi
+    wait $pid && row+=" random@$s: survived;" || row+=" random@$s: $(sed 's/ of .* by / by /' "$work/$name.random-$s.log");"
+  done
+  if [[ -n "$killed_at" ]]; then
+    echo "exhaustive killed at $killed_at ($(cat "$work/$name.scope-$killed_at.log"));$row"
+  else
+    echo "exhaustive: survived every scope;$row"
+  fi
+}
+
 killed=0
 survived=()
 total=0
@@ -79,7 +112,14 @@ for name in "${names[@]}"; do
   # of the catalogue, which keeps each run short (the consequence family runs
   # attention over every case).
   if [[ "$name" == consequence_* ]]; then filter='*consequence*'; else filter='-*consequence*:Findings.*'; fi
-  if ! cmake --build "$build" --target property_test -j2 > "$work/$name.build.log" 2>&1; then
+  if [[ "$mode" == exhaustive ]]; then
+    if ! cmake --build "$build" --target property_exhaustive -j2 > "$work/$name.build.log" 2>&1; then
+      outcome="does not compile (see $work/$name.build.log)"
+    else
+      row=$(exhaustive_row)
+      if [[ "$row" == "exhaustive killed"* ]]; then outcome="killed: $row"; else outcome="SURVIVED: $row"; fi
+    fi
+  elif ! cmake --build "$build" --target property_test -j2 > "$work/$name.build.log" 2>&1; then
     outcome="does not compile (see $work/$name.build.log)"
   elif RC_PARAMS="$params" timeout 300 "$build/tests/properties/property_test" --gtest_brief=1 \
     --gtest_filter="$filter" > "$work/$name.log" 2>&1; then
@@ -97,6 +137,7 @@ for name in "${names[@]}"; do
 done
 
 echo "mutation score: $killed/$total killed"
+[[ "$mode" == exhaustive ]] && exit 0
 if [[ ${#survived[@]} -gt 0 ]]; then
   printf 'not killed: %s\n' "${survived[@]}"
   exit 1

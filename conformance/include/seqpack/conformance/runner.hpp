@@ -45,6 +45,9 @@ struct ConformOptions {
   /// Run only the random cases whose index i has i % shard_count ==
   /// shard_index (and the vectors likewise), for N-way CI matrices.
   std::int64_t shard_index = 0, shard_count = 1;
+  /// A scope of seqpack/properties/exhaustive.hpp: its every case, in order
+  /// of size, instead of the random cases (ids "x<scope>-<index>").
+  std::string exhaustive;
   /// Seconds between progress lines when stderr is not a terminal (0: none).
   double progress_every_s = 0;
   /// Features that must be checked (`option:NAME`, `view:NAME`): one the
