@@ -1,8 +1,15 @@
 // run_exhaustive_cli (exhaustive.hpp).
 #include "exhaustive.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
+
+#include <CLI/CLI.hpp>
 
 #include "seqpack/conformance/exhaustive.hpp"
 #include "seqpack/properties/exhaustive.hpp"
@@ -11,23 +18,79 @@
 #ifdef SEQPACK_CLI_GPU_ENGINES
 #include "gpu_implementation.hpp"
 #endif
+#ifdef SEQPACK_CLI_TORCH_ENGINE
+#include "torch_implementation.hpp"
+#endif
 
 namespace seqpack::cli {
 
 namespace {
 namespace sc = seqpack::conformance;
 namespace at = seqpack::attention;
-}  // namespace
 
-std::vector<std::string> exhaustive_engines() {
+// The engines linked into this program.
+std::vector<std::string> linked_engines() {
+  std::vector<std::string> e = {"reference"};
 #ifdef SEQPACK_CLI_GPU_ENGINES
-  return {"reference", "gpu-cpp", "gpu-omp"};
+  e.insert(e.end(), {"gpu-cpp", "gpu-omp"});
+#endif
+#ifdef SEQPACK_CLI_TORCH_ENGINE
+  e.emplace_back("torch");
+#endif
+  return e;
+}
+
+// The LibTorch helper of this build or install, or "" (this program is it,
+// or the build has no binding).
+std::string torch_helper(const std::string& self) {
+#ifdef SEQPACK_CLI_TORCH_ENGINE
+  (void)self;
+  return "";
 #else
-  return {"reference"};
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(self).parent_path();
+  for (const fs::path& p : {dir / "seqpack-exhaustive-torch", dir / SEQPACK_BIN_TO_LIBEXEC / "seqpack-exhaustive-torch"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return "";
 #endif
 }
 
-int run_exhaustive_cli(const ExhaustiveCli& cli, std::ostream& out, std::ostream& err) {
+}  // namespace
+
+void add_exhaustive_options(CLI::App& app, ExhaustiveCli& ex) {
+  app.add_option("--scope", ex.scope, "tiny (CI), small or medium (overnight); --list gives their sizes")
+      ->capture_default_str();
+  app.add_option("--shard", ex.shard, "Run shard I/N of the cases (case i when i % N == I)");
+  app.add_option("--limit", ex.limit, "Run only the shard's first N cases (0: all)")->capture_default_str();
+  app.add_option("--engine", ex.engines,
+                 "reference (the catalogue), gpu-cpp, gpu-omp, torch (default: each this build has); repeatable");
+  app.add_flag("--list", ex.list, "Print the scopes and their sizes, and exit");
+  app.add_option("--jobs", ex.jobs, "Threads (default: the cores, at most 8)")->capture_default_str();
+}
+
+std::vector<at::AuditCase> audit_cases_of(const std::string& name) {
+  const properties::Enumeration all(properties::scope_named(name));
+  std::vector<at::AuditCase> out;
+  for (std::int64_t i = 0; i < all.size(); ++i) {
+    const properties::Case c = all.at(i);
+    if (!c.expect_error.empty()) continue;
+    const auto& o = c.options;
+    const auto& m = c.marks;
+    std::string graphs = o.pad_for_cuda_graphs ? "on" : "off";
+    if (m.image_causal > 0 || m.video_causal > 0) graphs += m.image_causal > 0 ? " after-large-image" : " after-large-video";
+    if (o.pad_for_cuda_graphs) graphs += o.is_image_batch ? " image" : " video";
+    at::AuditCase a{c.layout, o, m, "", c.rows, !all.packer_layout(i)};
+    a.text = at::layout_text(c.layout) + " align " + std::to_string(o.causal_seq_alignment) + "/" +
+             std::to_string(o.full_seq_alignment) + " cp " + std::to_string(o.cp_world_size) + " graphs " + graphs +
+             (o.pad_segment_only_when_padded ? " pso" : "");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+int run_exhaustive_cli(const ExhaustiveCli& cli, const std::string& self, std::ostream& out, std::ostream& err) {
   if (cli.list) {
     out << "scope    layouts  (packer's)  crossings  cases\n";
     for (const properties::Scope& s : properties::scopes()) {
@@ -36,6 +99,18 @@ int run_exhaustive_cli(const ExhaustiveCli& cli, std::ostream& out, std::ostream
           << e.packer_layouts() << ")  " << e.option_crossings() << "  " << e.size() << "\n";
     }
     return 0;
+  }
+  std::vector<std::string> built = linked_engines();
+  const std::string helper = torch_helper(self);
+  if (!helper.empty()) built.emplace_back("torch");
+  const std::vector<std::string> engines = cli.engines.empty() ? built : cli.engines;
+  for (const std::string& name : engines) {
+    if (std::find(built.begin(), built.end(), name) == built.end()) {
+      err << "exhaustive: --engine: \"" << name << "\" is not an engine of this build (";
+      for (std::size_t i = 0; i < built.size(); ++i) err << (i ? ", " : "") << built[i];
+      err << ")\n";
+      return 2;
+    }
   }
   sc::ExhaustiveOptions o;
   try {
@@ -52,23 +127,36 @@ int run_exhaustive_cli(const ExhaustiveCli& cli, std::ostream& out, std::ostream
     err << "exhaustive: --limit: expected 0 or more, got " << cli.limit << "\n";
     return 2;
   }
+  if (cli.jobs < 1 || cli.jobs > 64) {
+    err << "exhaustive: --jobs: expected 1 to 64 threads, got " << cli.jobs << "\n";
+    return 2;
+  }
+  if (!helper.empty() && std::find(engines.begin(), engines.end(), "torch") != engines.end()) {
+    // The helper runs every engine asked for, the binding among them, in one process.
+    std::vector<std::string> args = {helper, "--scope", cli.scope, "--limit", std::to_string(cli.limit), "--jobs",
+                                     std::to_string(cli.jobs)};
+    if (!cli.shard.empty()) args.insert(args.end(), {"--shard", cli.shard});
+    for (const std::string& e : engines) args.insert(args.end(), {"--engine", e});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    out.flush();
+    execv(helper.c_str(), argv.data());
+    err << "exhaustive: cannot run " << helper << ": " << std::strerror(errno) << "\n";
+    return 2;
+  }
   o.limit = cli.limit;
-  o.threads = std::clamp(cli.jobs, 1, 64);
-  const std::vector<std::string> built = exhaustive_engines();
-  const std::vector<std::string> engines = cli.engines.empty() ? built : cli.engines;
-  o.catalogue = false;
+  o.threads = cli.jobs;
+  o.catalogue = std::find(engines.begin(), engines.end(), "reference") != engines.end();
   for (const std::string& name : engines) {
-    if (std::find(built.begin(), built.end(), name) == built.end()) {
-      err << "exhaustive: --engine: \"" << name << "\" is not an engine of this build (";
-      for (std::size_t i = 0; i < built.size(); ++i) err << (i ? ", " : "") << built[i];
-      err << ")\n";
-      return 2;
-    }
-    if (name == "reference") o.catalogue = true;
 #ifdef SEQPACK_CLI_GPU_ENGINES
     if (name == "gpu-cpp") o.engines.push_back(&ports::gpu_cpp_implementation());
     if (name == "gpu-omp") o.engines.push_back(&ports::gpu_omp_implementation());
 #endif
+#ifdef SEQPACK_CLI_TORCH_ENGINE
+    if (name == "torch") o.engines.push_back(&ports::torch_implementation());
+#endif
+    (void)name;
   }
   for (const at::ConsumerId c : {at::ConsumerId::spec, at::ConsumerId::cosmos_5eee9ed})
     for (const at::Kernel k : {at::Kernel::fa3, at::Kernel::fa2}) o.consumers.push_back({c, k});

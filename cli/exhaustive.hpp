@@ -1,9 +1,11 @@
-// `seqpack exhaustive`: every case of a scope in process (the property
-// catalogue on the reference, and the GPU implementation's CPP and OMP builds
-// against the reference on every view), and `--list`, the scopes and their
-// sizes. The LibTorch binding is checked on a scope over the protocol
-// (`seqpack conform --exhaustive S --port torch_port`): linking LibTorch
-// into this program would cost every command a second of start-up.
+// `seqpack exhaustive`: every case of a scope in process: the property
+// catalogue on the reference, and each engine (the GPU implementation's CPP
+// and OMP builds, the LibTorch binding) against the reference on every view;
+// `--list`, the scopes and their sizes. LibTorch costs a program about a
+// second of start-up, so `seqpack` does not link it: where the build has the
+// binding, `seqpack exhaustive` hands the run to its helper,
+// seqpack-exhaustive-torch (the same code with the binding linked in), and
+// the whole run stays one process.
 #pragma once
 
 #include <cstdint>
@@ -11,21 +13,34 @@
 #include <string>
 #include <vector>
 
+#include "seqpack/attention/audit.hpp"
+
+namespace CLI {
+class App;
+}
+
 namespace seqpack::cli {
 
 struct ExhaustiveCli {
   std::string scope = "tiny";
   std::string shard;                 ///< "I/N", or empty
   std::int64_t limit = 0;            ///< the shard's first cases only
-  std::vector<std::string> engines;  ///< reference, gpu-cpp, gpu-omp (empty: every one this build has)
+  std::vector<std::string> engines;  ///< reference, gpu-cpp, gpu-omp, torch (empty: every one this build has)
   bool list = false;
   int jobs = 1;
 };
 
-/// The engines this build links ("reference" and, with gpu/, "gpu-cpp" and "gpu-omp").
-std::vector<std::string> exhaustive_engines();
+/// The options of `seqpack exhaustive` on `app` (the subcommand, or the helper's own).
+void add_exhaustive_options(CLI::App& app, ExhaustiveCli& options);
 
-/// Runs it; 0 when every check holds, 1 on a failure, 2 on bad options.
-int run_exhaustive_cli(const ExhaustiveCli& options, std::ostream& out, std::ostream& err);
+/// The valid cases of a scope as the audit's cases (`seqpack audit --scope
+/// S`: the findings map of reference/README.md); throws
+/// std::invalid_argument naming an unknown scope.
+std::vector<attention::AuditCase> audit_cases_of(const std::string& scope);
+
+/// Runs it (`self`: this executable, to find the LibTorch helper beside it or
+/// in the install's libexec); 0 when every check holds, 1 on a failure, 2 on
+/// bad options.
+int run_exhaustive_cli(const ExhaustiveCli& options, const std::string& self, std::ostream& out, std::ostream& err);
 
 }  // namespace seqpack::cli

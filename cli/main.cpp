@@ -192,17 +192,10 @@ int main(int argc, char** argv) {
                       "--list`), in order of size; with --shard, its share");
 
   seqpack::cli::ExhaustiveCli ex;
+  ex.jobs = co.jobs;
   CLI::App* exhaustive = app.add_subcommand(
       "exhaustive", "Every case of a scope in process: the property catalogue and every engine against the reference");
-  exhaustive->add_option("--scope", ex.scope, "tiny (CI), small or medium (overnight); --list gives their sizes")
-      ->capture_default_str();
-  exhaustive->add_option("--shard", ex.shard, "Run shard I/N of the cases (case i when i % N == I)");
-  exhaustive->add_option("--limit", ex.limit, "Run only the shard's first N cases (0: all)")->capture_default_str();
-  exhaustive->add_option("--engine", ex.engines, "reference (the catalogue), gpu-cpp, gpu-omp (default: each this "
-                                                 "build has); repeatable");
-  exhaustive->add_flag("--list", ex.list, "Print the scopes and their sizes, and exit");
-  ex.jobs = co.jobs;
-  exhaustive->add_option("--jobs", ex.jobs, "Threads (default: the cores, at most 8)")->capture_default_str();
+  seqpack::cli::add_exhaustive_options(*exhaustive, ex);
 
   std::vector<std::string> replay_paths;
   std::string replay_port;
@@ -226,6 +219,9 @@ int main(int argc, char** argv) {
                    "CONSUMER/KERNEL to audit, e.g. cosmos-5eee9ed/fa3 (repeatable; default: spec and cosmos-5eee9ed, "
                    "each on fa3 and fa2)")
       ->check(CLI::IsMember({"spec/fa3", "spec/fa2", "cosmos-5eee9ed/fa3", "cosmos-5eee9ed/fa2"}));
+  std::string audit_scope;
+  audit->add_option("--scope", audit_scope,
+                    "Audit the valid cases of this bounded-exhaustive scope (tiny, small, medium) instead");
   audit->add_option("--max-len", audit_max_len, "Longest split of the packer's layouts (1 to 8)")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
@@ -295,7 +291,7 @@ int main(int argc, char** argv) {
     return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, consumer, std::cout,
                                     std::cerr);
   }
-  if (exhaustive->parsed()) return seqpack::cli::run_exhaustive_cli(ex, std::cout, std::cerr);
+  if (exhaustive->parsed()) return seqpack::cli::run_exhaustive_cli(ex, self_path(), std::cout, std::cerr);
   if (paths->parsed())
     return seqpack::cli::run_paths(seqpack::cli::find_paths(self_path()), paths_name, std::cout, std::cerr);
   if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);
@@ -306,6 +302,15 @@ int main(int argc, char** argv) {
     for (const std::string& p : audit_profiles) {
       const auto slash = p.find('/');
       profiles.push_back({*at::parse_consumer(p.substr(0, slash)), *at::parse_kernel(p.substr(slash + 1))});
+    }
+    if (!audit_scope.empty()) {
+      try {
+        std::cout << at::format_audit(at::audit_original(seqpack::cli::audit_cases_of(audit_scope), profiles));
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "audit: " << e.what() << "\n";
+        return 2;
+      }
+      return 0;
     }
     at::AuditScope scope;
     scope.max_len = audit_max_len;

@@ -4,7 +4,7 @@
 # fuzz/overnight.py (every target for --time seconds with --jobs workers, in
 # rounds alternating the two builds; merge, triage, coverage, report), then the
 # mutation checks (ctest -L mutation: the property catalogue's and the
-# original's proof), then the asan
+# original's proof), then bounded-exhaustive checking (scope medium), then the asan
 # preset's slow tests that CI leaves out (tests/slow-under-asan.txt;
 # SEQPACK_OVERNIGHT_SLOW_ASAN=0 skips them), then ClusterFuzzLite's
 # build.sh under OSS-Fuzz's address (with three planted breaks), undefined and
@@ -28,6 +28,23 @@ if [[ "${SEQPACK_OVERNIGHT_MUTATION:-1}" != 0 ]]; then
   cmake --preset default >/dev/null
   cmake --build --preset default --target seqpack
   ctest --preset default -L mutation --output-on-failure || status=1
+fi
+# Then bounded-exhaustive checking at the largest scope that fits in an hour
+# (docs/exhaustive.md): medium in process (the catalogue and the GPU
+# implementation's host builds), the LibTorch binding over the protocol on
+# the small scope, and the mutant table of the catalogue's mutants at tiny and
+# small (build/exhaustive-mutants/table.log); SEQPACK_OVERNIGHT_EXHAUSTIVE=0
+# skips them.
+if [[ "${SEQPACK_OVERNIGHT_EXHAUSTIVE:-1}" != 0 ]]; then
+  cmake --preset default >/dev/null
+  cmake --build --preset default --target seqpack  # and the ports this build has
+  build/default/cli/seqpack exhaustive --scope medium || status=1
+  if [[ -x build/default/ports/torch_port ]]; then
+    build/default/cli/seqpack conform --exhaustive small --no-vectors --port build/default/ports/torch_port || status=1
+  fi
+  mkdir -p build/exhaustive-mutants
+  SEQPACK_MUTATION_MODE=exhaustive tests/properties/mutation/run.sh . build/exhaustive-mutants \
+    > build/exhaustive-mutants/table.log 2>&1 || status=1
 fi
 if [[ "${SEQPACK_OVERNIGHT_SLOW_ASAN:-1}" != 0 ]]; then
   scripts/run-tests.sh --slow-asan || status=1

@@ -23,6 +23,7 @@ from pathlib import Path
 TARGET_FOLDER = {
     "gpu_cpp": "gpu", "gpu_omp": "gpu", "gpu_cuda": "gpu", "thrust_cpp": "gpu", "thrust_omp": "gpu",
     "thrust_cuda": "gpu", "torch_binding": "torch", "fuzz_support": "fuzz",
+    "gpu_engine_cpp": "ports", "gpu_engine_omp": "ports", "torch_engine": "ports",
 }
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cu", ".cuh", ".in"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]seqpack/([a-z_]+)/', re.M)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -23,15 +24,6 @@ using I64 = std::vector<std::int64_t>;
 
 // The marks a large earlier batch of the same kind leaves (graphs then pad to them).
 constexpr std::int64_t kLargeMark = 256;
-
-std::string layout_text(const ref::Layout& l) {
-  std::string s = "samples [";
-  for (std::size_t i = 0; i < l.sample_lens.size(); ++i) s += (i ? " " : "") + std::to_string(l.sample_lens[i]);
-  s += "] splits [";
-  for (std::size_t i = 0; i < l.split_lens.size(); ++i)
-    s += (i ? " " : "") + std::string(l.attn_modes[i] == "causal" ? "c" : "f") + std::to_string(l.split_lens[i]);
-  return s + "]";
-}
 
 // Every way to split `samples` samples into per-sample split lists, each
 // sample one of `shapes` (mode strings) with lengths 0..max_len.
@@ -100,6 +92,15 @@ std::string elide_numbers(const std::string& text) {
 
 }  // namespace
 
+std::string layout_text(const ref::Layout& l) {
+  std::string s = "samples [";
+  for (std::size_t i = 0; i < l.sample_lens.size(); ++i) s += (i ? " " : "") + std::to_string(l.sample_lens[i]);
+  s += "] splits [";
+  for (std::size_t i = 0; i < l.split_lens.size(); ++i)
+    s += (i ? " " : "") + std::string(l.attn_modes[i] == "causal" ? "c" : "f") + std::to_string(l.split_lens[i]);
+  return s + "]";
+}
+
 std::vector<AuditCase> audit_cases(const AuditScope& scope) {
   std::vector<ref::Layout> packer, beyond;
   for (std::int64_t samples = 1; samples <= 2; ++samples) {
@@ -152,9 +153,12 @@ std::vector<AuditCase> audit_cases(const AuditScope& scope) {
 }
 
 AuditResult audit_original(const AuditScope& scope, const std::vector<ConsumerOptions>& profiles) {
+  return audit_original(audit_cases(scope), profiles);
+}
+
+AuditResult audit_original(const std::vector<AuditCase>& cases, const std::vector<ConsumerOptions>& profiles) {
   AuditResult result;
   result.profiles = profiles;
-  const std::vector<AuditCase> cases = audit_cases(scope);
   result.cases = static_cast<std::int64_t>(cases.size());
   // Each case's worst finding per branch and profile, judged on every core;
   // merged in case order below, so the result does not depend on the threads.
@@ -189,11 +193,27 @@ AuditResult audit_original(const AuditScope& scope, const std::vector<ConsumerOp
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(judge_range, t, threads);
   judge_range(0, threads);
   for (std::thread& t : pool) t.join();
+  // (profile, beyond, -severity) -> the cases whose worst finding it is
+  std::map<std::tuple<std::size_t, bool, int>, AuditWorst> worst;
   // (profile, branch, severity, what) -> class
   std::map<std::tuple<std::size_t, bool, std::string, int, std::string>, AuditClass> classes;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const AuditCase& c = cases[i];
     if (!c.beyond_packer) ++result.packer_cases;
+    for (std::size_t p = 0; p < profiles.size(); ++p) {
+      Severity s = Severity::metadata_only;
+      for (const Worst& w : per_case[i])
+        if (w.profile == p && w.severity > s) s = w.severity;
+      AuditWorst& k = worst[{p, c.beyond_packer, -static_cast<int>(s)}];
+      if (k.cases == 0 || c.rows < k.smallest_rows) {
+        k.profile = describe(profiles[p]);
+        k.beyond_packer = c.beyond_packer;
+        k.severity = s;
+        k.smallest = c.text;
+        k.smallest_rows = c.rows;
+      }
+      ++k.cases;
+    }
     for (const Worst& w : per_case[i]) {
       const std::string what = elide_numbers(w.text);
       AuditClass& k = classes[{w.profile, c.beyond_packer, w.branch, -static_cast<int>(w.severity), what}];
@@ -210,6 +230,7 @@ AuditResult audit_original(const AuditScope& scope, const std::vector<ConsumerOp
       ++k.cases;
     }
   }
+  for (auto& [key, k] : worst) result.worst.push_back(k);
   for (auto& [key, k] : classes) result.classes.push_back(k);
   // By profile (in the order given), worst first, then the most cases.
   std::stable_sort(result.classes.begin(), result.classes.end(), [&](const AuditClass& a, const AuditClass& b) {
@@ -230,6 +251,14 @@ std::string format_audit(const AuditResult& result) {
   s << "audit: " << result.cases << " layouts the original accepts (" << result.packer_cases << " of the packer's, "
     << beyond << " beyond it), each built by the reference and judged under " << result.profiles.size()
     << (result.profiles.size() == 1 ? " profile" : " profiles") << "\n";
+  // The map: how many cases each severity is the worst of, per profile.
+  s << "\nworst finding per case (the findings map):\n";
+  for (const AuditWorst& w : result.worst) {
+    const std::int64_t of = w.beyond_packer ? beyond : result.packer_cases;
+    s << "  " << w.profile << (w.beyond_packer ? ", beyond the packer's: " : ", the packer's: ") << to_string(w.severity)
+      << " " << w.cases << " of " << of << " (" << std::fixed << std::setprecision(1)
+      << (of > 0 ? 100.0 * static_cast<double>(w.cases) / static_cast<double>(of) : 0.0) << "%); smallest: " << w.smallest << "\n";
+  }
   std::string heading;
   for (const AuditClass& k : result.classes) {
     const std::string h = k.profile + (k.beyond_packer ? ", beyond the packer's layouts" : ", the packer's layouts");

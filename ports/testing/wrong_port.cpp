@@ -37,16 +37,73 @@
 //   wrong_port unscoped         the same refusal, without the declaration
 //   wrong_port cp_swap          the cp_shards view lists ranks 0 and 1's causal
 //                               rows the other way round
+//   wrong_port nan_payload      the payload view's streams with every NaN
+//                               made the canonical quiet NaN (a fault of the
+//                               rows' contents, not of their places: as a
+//                               float copy through a register can do)
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "seqpack/protocol/protocol.hpp"
+
+namespace {
+
+const char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string from_base64(const std::string& text) {
+  std::string out;
+  unsigned bits = 0;
+  int have = 0;
+  for (const char ch : text) {
+    const char* at = std::strchr(kBase64, ch);
+    if (ch == '=' || at == nullptr || ch == '\0') break;
+    bits = (bits << 6) | static_cast<unsigned>(at - kBase64);
+    have += 6;
+    if (have >= 8) {
+      have -= 8;
+      out.push_back(static_cast<char>((bits >> have) & 0xFF));
+    }
+  }
+  return out;
+}
+
+std::string to_base64(const std::string& bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 2]);
+    out.push_back(kBase64[(v >> 18) & 63]);
+    out.push_back(kBase64[(v >> 12) & 63]);
+    out.push_back(i + 1 < bytes.size() ? kBase64[(v >> 6) & 63] : '=');
+    out.push_back(i + 2 < bytes.size() ? kBase64[v & 63] : '=');
+  }
+  return out;
+}
+
+// Every 8-byte NaN of `b64` (little-endian float64 rows) as 0x7FF8000000000000.
+std::string canonical_nans(const std::string& b64) {
+  std::string bytes = from_base64(b64);
+  for (std::size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, bytes.data() + i, 8);
+    if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (bits & 0x000FFFFFFFFFFFFFull) != 0) {
+      bits = 0x7FF8000000000000ull;
+      std::memcpy(&bytes[i], &bits, 8);
+    }
+  }
+  return to_base64(bytes);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
@@ -175,6 +232,16 @@ int main(int argc, char** argv) {
         std::swap((*views)["cp_shards"][0]["causal_rows"], (*views)["cp_shards"][1]["causal_rows"]);
       }
       answer = r.dump();
+    }
+    if (mode == "nan_payload") {
+      auto r = nlohmann::json::parse(answer);
+      if (r.value("ok", false) && r.contains("views") && r["views"].contains("payload")) {
+        for (const char* stream : {"causal", "full_only"}) {
+          auto& b = r["views"]["payload"][stream];
+          if (b.is_string()) b = canonical_nans(b.get<std::string>());
+        }
+        answer = r.dump();
+      }
     }
     std::cout << answer << "\n" << std::flush;
   }

@@ -283,15 +283,16 @@ const std::vector<Scope>& scopes() {
     s[1].alignments = {1, 2, 4};
     s[1].cp_sizes = {1, 2, 3};
     s[1].large_mark = 16;
-    // medium: the overnight job's, under an hour; three samples, and samples
-    // of three splits in any order.
+    // medium: the overnight job's, within an hour on 2 cores; three samples,
+    // split lengths to 2 beyond the packer (a row can move inside a split:
+    // tiling_boundary), and an alignment that is not a power of two.
     s[2].name = "medium";
     s[2].max_samples = 3;
     s[2].max_len = 3;
-    s[2].beyond_splits = 3;
-    s[2].beyond_len = 1;
+    s[2].beyond_splits = 2;
+    s[2].beyond_len = 2;
     s[2].beyond_samples = 2;
-    s[2].alignments = {1, 2, 4};
+    s[2].alignments = {1, 3, 4};
     s[2].cp_sizes = {1, 2, 3};
     s[2].large_mark = 16;
     return s;
@@ -356,6 +357,12 @@ Case Enumeration::at(std::int64_t i) const {
                                            : planted_case(l, l.faults[static_cast<std::size_t>(k - crossings_ * l.und_listings)]);
   c.data_seed = static_cast<std::uint64_t>(i);
   return c;
+}
+
+bool Enumeration::packer_layout(std::int64_t i) const {
+  if (i < 0 || i >= total_) throw std::out_of_range("exhaustive case " + std::to_string(i));
+  return layouts_[static_cast<std::size_t>(std::upper_bound(first_.begin(), first_.end(), i) - first_.begin() - 1)]
+      .packer;
 }
 
 Case Enumeration::valid_case(const Layout& l, std::int64_t k) const {

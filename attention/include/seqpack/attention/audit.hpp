@@ -55,15 +55,35 @@ struct AuditClass {
   std::string example;  ///< its finding's text on that layout
 };
 
+/// The cases whose worst finding under a profile has one severity (the
+/// findings map: how much of a scope each severity covers).
+struct AuditWorst {
+  std::string profile;
+  bool beyond_packer = false;
+  Severity severity = Severity::metadata_only;  ///< metadata-only: no finding worse (or none)
+  std::int64_t cases = 0;
+  std::string smallest;  ///< the first of the fewest rows
+  std::int64_t smallest_rows = 0;
+};
+
 struct AuditResult {
   std::int64_t cases = 0;
   std::int64_t packer_cases = 0;  ///< of which the packer's layouts
   std::vector<ConsumerOptions> profiles;
   std::vector<AuditClass> classes;  ///< by profile, then severity (worst first), then count
+  std::vector<AuditWorst> worst;    ///< by profile, packer's then beyond, severity worst first
 };
 
 /// Judges every case of `scope` under each of `profiles`.
 AuditResult audit_original(const AuditScope& scope, const std::vector<ConsumerOptions>& profiles);
+
+/// Judges `cases` (each one the reference builds) under each of `profiles`:
+/// `seqpack audit --scope S` gives it the valid cases of a bounded-exhaustive
+/// scope (seqpack/properties/exhaustive.hpp).
+AuditResult audit_original(const std::vector<AuditCase>& cases, const std::vector<ConsumerOptions>& profiles);
+
+/// "samples [2 2] splits [c1 f1 c1 f1]".
+std::string layout_text(const reference::Layout& layout);
 
 /// The result as text, one class per line under its profile.
 std::string format_audit(const AuditResult& result);

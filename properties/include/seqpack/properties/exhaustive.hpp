@@ -69,6 +69,8 @@ class Enumeration {
   /// The number of layouts (of the packer's, and beyond).
   std::int64_t layouts() const { return static_cast<std::int64_t>(layouts_.size()); }
   std::int64_t packer_layouts() const { return packer_layouts_; }
+  /// Whether case `i`'s layout is one of the framework packer's (NOTES.md section 2).
+  bool packer_layout(std::int64_t i) const;
   /// The number of valid crossings of options per layout and und listing.
   std::int64_t option_crossings() const { return crossings_; }
 
