@@ -49,7 +49,8 @@ std::string torch_helper(const std::string& self) {
 #else
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(self).parent_path();
-  for (const fs::path& p : {dir / "seqpack-exhaustive-torch", dir / SEQPACK_BIN_TO_LIBEXEC / "seqpack-exhaustive-torch"}) {
+  for (const fs::path& p :
+       {dir / "seqpack-exhaustive-torch", dir / SEQPACK_BIN_TO_LIBEXEC / "seqpack-exhaustive-torch"}) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) return p.string();
   }
@@ -79,7 +80,8 @@ std::vector<at::AuditCase> audit_cases_of(const std::string& name) {
     const auto& o = c.options;
     const auto& m = c.marks;
     std::string graphs = o.pad_for_cuda_graphs ? "on" : "off";
-    if (m.image_causal > 0 || m.video_causal > 0) graphs += m.image_causal > 0 ? " after-large-image" : " after-large-video";
+    if (m.image_causal > 0 || m.video_causal > 0)
+      graphs += m.image_causal > 0 ? " after-large-image" : " after-large-video";
     if (o.pad_for_cuda_graphs) graphs += o.is_image_batch ? " image" : " video";
     at::AuditCase a{c.layout, o, m, "", c.rows, !all.packer_layout(i)};
     a.text = at::layout_text(c.layout) + " align " + std::to_string(o.causal_seq_alignment) + "/" +
@@ -133,8 +135,8 @@ int run_exhaustive_cli(const ExhaustiveCli& cli, const std::string& self, std::o
   }
   if (!helper.empty() && std::find(engines.begin(), engines.end(), "torch") != engines.end()) {
     // The helper runs every engine asked for, the binding among them, in one process.
-    std::vector<std::string> args = {helper, "--scope", cli.scope, "--limit", std::to_string(cli.limit), "--jobs",
-                                     std::to_string(cli.jobs)};
+    std::vector<std::string> args = {
+        helper, "--scope", cli.scope, "--limit", std::to_string(cli.limit), "--jobs", std::to_string(cli.jobs)};
     if (!cli.shard.empty()) args.insert(args.end(), {"--shard", cli.shard});
     for (const std::string& e : engines) args.insert(args.end(), {"--engine", e});
     std::vector<char*> argv;

@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
   CLI::App app{"seqpack: the SequencePack reference and its verification suite"};
   app.set_version_flag("--version", std::string("seqpack ") + seqpack::kVersion);
   app.require_subcommand(1);
-  const char* const subcommands[] = {"check",   "oracle",  "conform", "replay", "exhaustive",
-                                     "report",  "vectors", "paths",   "audit"};
+  const char* const subcommands[] = {"check",  "oracle",  "conform", "replay", "exhaustive",
+                                     "report", "vectors", "paths",   "audit"};
 
   seqpack::cli::CheckOptions check_options;
   CLI::App* check =
@@ -248,8 +248,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && std::find_if(std::begin(subcommands), std::end(subcommands), [&](const char* s) {
                                          return std::string(argv[1]) == s;
                                        }) == std::end(subcommands)) {
-    std::cerr << "seqpack: unknown subcommand \"" << sp::printable(argv[1], 60)
-              << "\" (expected check, oracle, conform, replay, exhaustive, report, vectors, paths or audit; see --help)\n";
+    std::cerr
+        << "seqpack: unknown subcommand \"" << sp::printable(argv[1], 60)
+        << "\" (expected check, oracle, conform, replay, exhaustive, report, vectors, paths or audit; see --help)\n";
     return 2;
   }
   try {

@@ -255,9 +255,10 @@ std::string format_audit(const AuditResult& result) {
   s << "\nworst finding per case (the findings map):\n";
   for (const AuditWorst& w : result.worst) {
     const std::int64_t of = w.beyond_packer ? beyond : result.packer_cases;
-    s << "  " << w.profile << (w.beyond_packer ? ", beyond the packer's: " : ", the packer's: ") << to_string(w.severity)
-      << " " << w.cases << " of " << of << " (" << std::fixed << std::setprecision(1)
-      << (of > 0 ? 100.0 * static_cast<double>(w.cases) / static_cast<double>(of) : 0.0) << "%); smallest: " << w.smallest << "\n";
+    s << "  " << w.profile << (w.beyond_packer ? ", beyond the packer's: " : ", the packer's: ")
+      << to_string(w.severity) << " " << w.cases << " of " << of << " (" << std::fixed << std::setprecision(1)
+      << (of > 0 ? 100.0 * static_cast<double>(w.cases) / static_cast<double>(of) : 0.0)
+      << "%); smallest: " << w.smallest << "\n";
   }
   std::string heading;
   for (const AuditClass& k : result.classes) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ostream>
 #include <thread>
 
@@ -58,7 +59,8 @@ void run_case(const ExhaustiveOptions& o, std::int64_t index, const sp::Case& c,
     const props::Subject subject(c);
     for (const std::string& v : props::check_all(subject)) {
       const std::size_t colon = v.find(": ");
-      record(p, index, c, {"catalogue " + v.substr(0, colon), colon == std::string::npos ? v : v.substr(colon + 2), {}});
+      record(p, index, c,
+             {"catalogue " + v.substr(0, colon), colon == std::string::npos ? v : v.substr(colon + 2), {}});
     }
   }
   if (o.engines.empty()) return;
@@ -124,7 +126,7 @@ void print_exhaustive(const ExhaustiveOptions& o, const ExhaustiveResult& r, std
       << all.packer_layouts() << " of them the packer's; " << all.option_crossings()
       << " crossings of the options each)";
   if (o.shard_count > 1) out << "; shard " << o.shard_index << "/" << o.shard_count;
-  out << "\nran " << r.cases << " cases in " << static_cast<std::int64_t>(r.seconds * 10 + 0.5) / 10.0 << " s:";
+  out << "\nran " << r.cases << " cases in " << std::lround(r.seconds * 10) / 10.0 << " s:";
   for (const auto& [k, n] : r.classes) out << " " << k << " " << n << ";";
   out << "\nchecks: " << (o.catalogue ? "the property catalogue on the reference" : "no catalogue");
   for (const sp::Implementation* e : o.engines) out << "; " << e->name() << " against the reference, every view";

@@ -88,10 +88,10 @@ void Runner::count_features(const Pending& p, bool failing) {
     }
   }
   for (const auto& v : p.views) add("view " + v);
-  add(std::string("profile ") + (p.vector                        ? "vectors"
-                                  : p.id.rfind('x', 0) == 0       ? "exhaustive"
-                                  : p.id.rfind('p', 0) == 0       ? "packer"
-                                                                  : "strict"));
+  add(std::string("profile ") + (p.vector                  ? "vectors"
+                                 : p.id.rfind('x', 0) == 0 ? "exhaustive"
+                                 : p.id.rfind('p', 0) == 0 ? "packer"
+                                                           : "strict"));
 }
 
 bool Runner::report_features() {

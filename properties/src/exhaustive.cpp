@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "faults.hpp"
 #include "seqpack/properties/spec.hpp"
 
 namespace seqpack::properties {
@@ -17,7 +18,7 @@ namespace {
 
 namespace ref = seqpack::reference;
 using I64 = std::vector<std::int64_t>;
-using Kind = Enumeration::Fault::Kind;
+using Kind = detail::Fault;
 
 constexpr std::int64_t kPastInt32 = std::int64_t{1} << 31;
 
@@ -123,8 +124,15 @@ bool inside_a_split(const ref::Layout& l, std::int64_t b) {
   return false;
 }
 
-std::vector<Enumeration::Fault> faults_of(const ref::Layout& l, std::int64_t rows, bool first_layout) {
-  std::vector<Enumeration::Fault> f;
+// A fault to plant: which, where, and the value planted.
+struct Planted {
+  Kind kind;
+  std::int64_t at = 0;
+  std::int64_t value = 0;
+};
+
+std::vector<Planted> faults_of(const ref::Layout& l, std::int64_t rows, bool first_layout) {
+  std::vector<Planted> f;
   for (std::int64_t field = 0; field < 3; ++field)
     for (const std::int64_t v : {0, -1}) f.push_back({Kind::option, field, v});
   for (std::int64_t m = 0; m < 4; ++m) f.push_back({Kind::negative_mark, m, -1});
@@ -158,62 +166,6 @@ std::vector<Enumeration::Fault> faults_of(const ref::Layout& l, std::int64_t row
   }
   f.push_back({Kind::overflow_mark, 0, kPastInt32});
   return f;
-}
-
-const char* class_of(Kind k) {
-  switch (k) {
-    case Kind::option:
-    case Kind::negative_mark:
-      return "invalid_option";
-    case Kind::empty:
-      return "empty_batch";
-    case Kind::und_in_full:
-      return "und_token_in_full_split";
-    case Kind::length:
-      return "length_mismatch";
-    case Kind::overflow_alignment:
-    case Kind::overflow_lcm:
-    case Kind::overflow_mark:
-      return "overflow";
-    default:
-      return "invalid_layout";
-  }
-}
-
-// The generator's fault names (the second half of a category).
-const char* fault_name(Kind k) {
-  switch (k) {
-    case Kind::option:
-    case Kind::negative_mark:
-      return "option";
-    case Kind::empty:
-      return "empty";
-    case Kind::mode_count:
-      return "mode_count";
-    case Kind::negative:
-    case Kind::negative_sample:
-      return "negative_length";
-    case Kind::unknown_mode:
-      return "unknown_mode";
-    case Kind::tiling_sum:
-      return "tiling_sum";
-    case Kind::tiling_boundary:
-      return "tiling_boundary";
-    case Kind::und_range:
-      return "und_out_of_range";
-    case Kind::und_repeat:
-      return "und_repeated";
-    case Kind::und_in_full:
-      return "und_in_full";
-    case Kind::length:
-      return "length";
-    case Kind::overflow_alignment:
-    case Kind::overflow_lcm:
-      return "overflow_alignment";
-    case Kind::overflow_mark:
-      return "overflow_mark";
-  }
-  return "unknown";
 }
 
 // NOTES.md 4.4, 4.5 and 4.9, restated: a pad segment is due when both
@@ -340,8 +292,10 @@ Enumeration::Enumeration(Scope scope) : scope_(std::move(scope)) {
     Layout& l = layouts_[i];
     if (l.packer) ++packer_layouts_;
     if (scope_.invalid) {
-      for (const Fault& f : faults_of(l.layout, l.rows, i == 0))
+      for (const Planted& p : faults_of(l.layout, l.rows, i == 0)) {
+        const Fault f{static_cast<std::uint8_t>(p.kind), p.at, p.value};
         if (planted.insert(inputs_key(planted_case(l, f))).second) l.faults.push_back(f);
+      }
     }
     first_.push_back(total_);
     total_ += crossings_ * l.und_listings + static_cast<std::int64_t>(l.faults.size());
@@ -353,8 +307,9 @@ Case Enumeration::at(std::int64_t i) const {
   const auto it = std::upper_bound(first_.begin(), first_.end(), i);
   const Layout& l = layouts_[static_cast<std::size_t>(it - first_.begin() - 1)];
   const std::int64_t k = i - *(it - 1);
-  Case c = k < crossings_ * l.und_listings ? valid_case(l, k)
-                                           : planted_case(l, l.faults[static_cast<std::size_t>(k - crossings_ * l.und_listings)]);
+  Case c = k < crossings_ * l.und_listings
+               ? valid_case(l, k)
+               : planted_case(l, l.faults[static_cast<std::size_t>(k - crossings_ * l.und_listings)]);
   c.data_seed = static_cast<std::uint64_t>(i);
   return c;
 }
@@ -422,10 +377,12 @@ Case Enumeration::planted_case(const Layout& l, const Fault& f) const {
   c.row_bytes = scope_.row_bytes.front();
   ref::Layout& L = c.layout;
   const auto at = static_cast<std::size_t>(f.at);
-  switch (f.kind) {
+  const auto kind = static_cast<Kind>(f.kind);
+  switch (kind) {
     case Kind::option:
-      (f.at == 0 ? c.options.cp_world_size : f.at == 1 ? c.options.causal_seq_alignment : c.options.full_seq_alignment) =
-          f.value;
+      (f.at == 0   ? c.options.cp_world_size
+       : f.at == 1 ? c.options.causal_seq_alignment
+                   : c.options.full_seq_alignment) = f.value;
       break;
     case Kind::negative_mark: {
       std::int64_t* marks[] = {&c.marks.image_causal, &c.marks.image_full, &c.marks.video_causal, &c.marks.video_full};
@@ -482,9 +439,13 @@ Case Enumeration::planted_case(const Layout& l, const Fault& f) const {
       c.options.pad_for_cuda_graphs = true;
       c.marks.video_full = f.value;
       break;
+    case Kind::overflow_interleaved:  // the pad segment's faults arise in the crossings
+    case Kind::pairing:
+    case Kind::pairing_layout:
+      throw std::logic_error(std::string("the enumerator plants no ") + detail::fault_name(kind) + " fault");
   }
-  c.expect_error = class_of(f.kind);
-  c.fault = fault_name(f.kind);
+  c.expect_error = detail::class_of(kind);
+  c.fault = detail::fault_name(kind);
   return c;
 }
 

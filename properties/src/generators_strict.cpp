@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "faults.hpp"
 #include "generators_internal.hpp"
 #include "seqpack/properties/spec.hpp"
 
@@ -157,95 +158,6 @@ Case unusual_case() {
 namespace {
 
 // --- planted faults --------------------------------------------------------------
-
-enum class Fault {
-  option,
-  negative_mark,
-  empty,
-  mode_count,
-  negative,
-  negative_sample,
-  unknown_mode,
-  tiling_sum,
-  tiling_boundary,
-  und_range,
-  und_repeat,
-  und_in_full,
-  length,
-  overflow_alignment,
-  overflow_lcm,
-  overflow_mark,
-  overflow_interleaved,
-  pairing,
-  pairing_layout,
-};
-
-// The fault's name in the case, the second half of its category
-// ("<class>/<fault>"). Faults of one kind share a name (a negative sample
-// length is a negative length, as a negative mark is an option out of
-// range), so known-failure lists name the kind; classify() tells them apart.
-const char* fault_name(Fault f) {
-  switch (f) {
-    case Fault::option:
-    case Fault::negative_mark:
-      return "option";
-    case Fault::empty:
-      return "empty";
-    case Fault::mode_count:
-      return "mode_count";
-    case Fault::negative:
-    case Fault::negative_sample:
-      return "negative_length";
-    case Fault::unknown_mode:
-      return "unknown_mode";
-    case Fault::tiling_sum:
-      return "tiling_sum";
-    case Fault::tiling_boundary:
-      return "tiling_boundary";
-    case Fault::und_range:
-      return "und_out_of_range";
-    case Fault::und_repeat:
-      return "und_repeated";
-    case Fault::und_in_full:
-      return "und_in_full";
-    case Fault::length:
-      return "length";
-    case Fault::overflow_alignment:
-    case Fault::overflow_lcm:
-      return "overflow_alignment";
-    case Fault::overflow_mark:
-    case Fault::overflow_interleaved:
-      return "overflow_mark";
-    case Fault::pairing:
-    case Fault::pairing_layout:
-      return "pairing";
-  }
-  return "unknown";
-}
-
-const char* class_of(Fault f) {
-  switch (f) {
-    case Fault::option:
-    case Fault::negative_mark:
-      return "invalid_option";
-    case Fault::empty:
-      return "empty_batch";
-    case Fault::und_in_full:
-      return "und_token_in_full_split";
-    case Fault::length:
-      return "length_mismatch";
-    case Fault::overflow_alignment:
-    case Fault::overflow_lcm:
-    case Fault::overflow_mark:
-    case Fault::overflow_interleaved:
-      return "overflow";
-    case Fault::pairing:
-    case Fault::pairing_layout:
-      return "pad_segment_pairing";
-    default:
-      return "invalid_layout";
-  }
-}
 
 // One sample [full: 1] more, so that the full stream is not empty.
 void append_full_row(Case& c) {

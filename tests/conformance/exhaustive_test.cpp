@@ -2,9 +2,10 @@
 // engine with a planted fault is caught on the scope's smallest case that
 // shows it, with a severity under every profile, and the result is the same
 // at any thread count and split into shards.
+#include "seqpack/conformance/exhaustive.hpp"
+
 #include <gtest/gtest.h>
 
-#include "seqpack/conformance/exhaustive.hpp"
 #include "seqpack/properties/exhaustive.hpp"
 
 namespace {
@@ -64,7 +65,8 @@ TEST(ExhaustiveRunner, APlantedEngineFaultIsFoundOnTheSmallestCaseThatShowsIt) {
   for (std::int64_t i = 0; i < f.first; ++i) {
     const props::Case c = tiny.at(i);
     if (!c.expect_error.empty()) continue;
-    EXPECT_FALSE(sp::build_case(c).pad_segment.has_value()) << "case " << i << " shows the fault before case " << f.first;
+    EXPECT_FALSE(sp::build_case(c).pad_segment.has_value())
+        << "case " << i << " shows the fault before case " << f.first;
   }
   ASSERT_TRUE(sp::build_case(f.smallest).pad_segment.has_value());
   ASSERT_EQ(f.severities.size(), 2u);

@@ -27,7 +27,7 @@ grep -E "^conformance: " "$work/check.log"
 # runs replayed the installed vectors.
 ports=0
 if [[ -d "$work/prefix/libexec/seqpack" ]]; then
-  ports=$(find "$work/prefix/libexec/seqpack" -maxdepth 1 -type f -perm -u+x | wc -l)
+  ports=$(find "$work/prefix/libexec/seqpack" -maxdepth 1 -type f -perm -u+x ! -name seqpack-exhaustive-torch | wc -l)
 fi
 runs=$(grep -c "^conformance: " "$work/check.log")
 echo "installed ports: $ports, conformance runs: $runs"
@@ -36,3 +36,11 @@ grep -q "no golden vectors found" "$work/check.log" && { echo "the installed vec
 grep -q -E "cases \([1-9][0-9]* vectors\)" "$work/check.log"
 tail -1 "$work/check.log"
 grep -q "^check: all passed" "$work/check.log"
+# `seqpack exhaustive` from the install: every engine the install has (the
+# LibTorch helper found in libexec/seqpack where it is installed).
+"$work/prefix/bin/seqpack" exhaustive --scope tiny --limit 300 > "$work/exhaustive.log" 2>&1 ||
+  { cat "$work/exhaustive.log"; exit 1; }
+if [[ -x "$work/prefix/libexec/seqpack/seqpack-exhaustive-torch" ]]; then
+  grep -q "LibTorch binding" "$work/exhaustive.log" || { echo "the installed helper did not run"; cat "$work/exhaustive.log"; exit 1; }
+fi
+grep -q "^PASS: every check held" "$work/exhaustive.log"

@@ -1,12 +1,12 @@
 // The bounded-exhaustive enumeration (seqpack/properties/exhaustive.hpp):
 // its counts against counts derived by hand, its order, and its classes.
-#include <gtest/gtest.h>
+#include "seqpack/properties/exhaustive.hpp"
 
 #include <map>
 #include <set>
 #include <stdexcept>
 
-#include "seqpack/properties/exhaustive.hpp"
+#include <gtest/gtest.h>
 
 namespace {
 

@@ -36,14 +36,14 @@ struct ExhaustiveFailure {
   std::int64_t cases = 0;
   std::int64_t first = -1;  ///< index of the smallest case (the first in order)
   protocol::Case smallest;
-  std::string message;                ///< on the smallest case
+  std::string message;                  ///< on the smallest case
   std::vector<std::string> severities;  ///< per consumer profile (engine differences)
 };
 
 struct ExhaustiveResult {
-  std::int64_t cases = 0;                        ///< run (the shard's, up to the limit)
+  std::int64_t cases = 0;                       ///< run (the shard's, up to the limit)
   std::map<std::string, std::int64_t> classes;  ///< "valid" or error class -> cases
-  std::vector<ExhaustiveFailure> failures;       ///< by smallest case
+  std::vector<ExhaustiveFailure> failures;      ///< by smallest case
   double seconds = 0;
 };
 

@@ -28,7 +28,7 @@ struct Scope {
   /// either mode in any order, lengths 0 to beyond_len (0 splits: none).
   std::int64_t beyond_splits = 2;
   std::int64_t beyond_len = 1;
-  std::int64_t beyond_samples = 2;  ///< batches of 1 to beyond_samples such samples
+  std::int64_t beyond_samples = 2;                ///< batches of 1 to beyond_samples such samples
   std::vector<std::int64_t> alignments = {1, 2};  ///< each of causal and full
   std::vector<std::int64_t> cp_sizes = {1, 2};
   /// The CUDA-graph marks an earlier, larger batch leaves (graph states).
@@ -74,32 +74,14 @@ class Enumeration {
   /// The number of valid crossings of options per layout and und listing.
   std::int64_t option_crossings() const { return crossings_; }
 
-  /// A planted fault: its kind, where, and the value planted.
+ private:
+  /// A planted fault: its kind (a detail::Fault of properties/src/faults.hpp,
+  /// the strict generator's table), where, and the value planted.
   struct Fault {
-    enum class Kind : std::uint8_t {
-      option,         ///< cp (0), causal (1) or full (2) alignment := value
-      negative_mark,  ///< mark `at` (image causal, image full, video causal, video full) := -1
-      empty,          ///< no samples (at 0: splits kept; at 1: no splits either)
-      mode_count,     ///< one mode more (at 0) or fewer (at 1)
-      negative,       ///< split `at` := -1
-      negative_sample,
-      unknown_mode,   ///< mode `at` := "bogus"
-      tiling_sum,     ///< split `at` one row longer
-      tiling_boundary,  ///< one row of sample `at` moved into sample `at`+1, inside a split
-      und_range,      ///< und index value (-1 or the row count) added
-      und_repeat,     ///< the first und index listed twice
-      und_in_full,    ///< full row `value` listed as und
-      length,         ///< rows + value (1 or -1)
-      overflow_alignment,  ///< a non-empty stream's alignment 2^31
-      overflow_lcm,        ///< cp 65521 and full alignment 65537 on a non-empty full stream
-      overflow_mark,       ///< graphs on, the batch's full mark 2^31
-    };
-    Kind kind;
+    std::uint8_t kind;
     std::int64_t at = 0;
     std::int64_t value = 0;
   };
-
- private:
   struct Layout {
     reference::Layout layout;
     std::int64_t rows = 0;
