@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include "seqpack/conformance/exhaustive.hpp"
 #include "seqpack/properties/exhaustive.hpp"
+#include "seqpack/protocol/limits.hpp"
 #include "verdict.hpp"
 
 #ifdef SEQPACK_CLI_GPU_ENGINES
@@ -60,15 +62,31 @@ std::string torch_helper(const std::string& self) {
 
 }  // namespace
 
+std::optional<std::int64_t> parse_count(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(text);  // 19 digits fit int64
+}
+
+std::string empty_option(const CLI::App& app, const std::vector<std::string>& options) {
+  for (const std::string& name : options) {
+    const CLI::Option* o = app.get_option_no_throw(name);
+    if (o == nullptr || o->count() == 0) continue;
+    for (const std::string& v : o->results())
+      if (v.empty()) return name + ": expected a value, got an empty one";
+  }
+  return "";
+}
+
 void add_exhaustive_options(CLI::App& app, ExhaustiveCli& ex) {
   app.add_option("--scope", ex.scope, "tiny (CI), small or medium (overnight); --list gives their sizes")
       ->capture_default_str();
-  app.add_option("--shard", ex.shard, "Run shard I/N of the cases (case i when i % N == I)");
+  app.add_option("--shard", ex.shard, "Run shard I/N of the cases (case i when i % N == I; N <= 100000)");
   app.add_option("--limit", ex.limit, "Run only the shard's first N cases (0: all)")->capture_default_str();
   app.add_option("--engine", ex.engines,
                  "reference (the catalogue), gpu-cpp, gpu-omp, torch (default: each this build has); repeatable");
   app.add_flag("--list", ex.list, "Print the scopes and their sizes, and exit");
-  app.add_option("--jobs", ex.jobs, "Threads (default: the cores, at most 8)")->capture_default_str();
+  app.add_option("--jobs", ex.jobs, "Threads, 1 to 64 (default: the cores, at most 8)")->capture_default_str();
 }
 
 std::vector<at::AuditCase> audit_cases_of(const std::string& name) {
@@ -93,26 +111,18 @@ std::vector<at::AuditCase> audit_cases_of(const std::string& name) {
 }
 
 int run_exhaustive_cli(const ExhaustiveCli& cli, const std::string& self, std::ostream& out, std::ostream& err) {
-  if (cli.list) {
-    out << "scope    layouts  (packer's)  crossings  cases\n";
-    for (const properties::Scope& s : properties::scopes()) {
-      const properties::Enumeration e(s);
-      out << s.name << std::string(9 - std::min<std::size_t>(8, s.name.size()), ' ') << e.layouts() << "  ("
-          << e.packer_layouts() << ")  " << e.option_crossings() << "  " << e.size() << "\n";
-    }
-    return 0;
-  }
   std::vector<std::string> built = linked_engines();
   const std::string helper = torch_helper(self);
   if (!helper.empty()) built.emplace_back("torch");
-  const std::vector<std::string> engines = cli.engines.empty() ? built : cli.engines;
-  for (const std::string& name : engines) {
+  std::vector<std::string> engines;  // as asked, each once
+  for (const std::string& name : cli.engines.empty() ? built : cli.engines) {
     if (std::find(built.begin(), built.end(), name) == built.end()) {
-      err << "exhaustive: --engine: \"" << name << "\" is not an engine of this build (";
+      err << "exhaustive: --engine: \"" << protocol::printable(name, 60) << "\" is not an engine of this build (";
       for (std::size_t i = 0; i < built.size(); ++i) err << (i ? ", " : "") << built[i];
       err << ")\n";
       return 2;
     }
+    if (std::find(engines.begin(), engines.end(), name) == engines.end()) engines.push_back(name);
   }
   sc::ExhaustiveOptions o;
   try {
@@ -122,21 +132,42 @@ int run_exhaustive_cli(const ExhaustiveCli& cli, const std::string& self, std::o
     return 2;
   }
   if (!cli.shard.empty() && !parse_shard(cli.shard, &o.shard_index, &o.shard_count)) {
-    err << "exhaustive: --shard: expected I/N with 0 <= I < N <= 100000, got '" << cli.shard << "'\n";
+    err << "exhaustive: --shard: expected I/N with 0 <= I < N <= 100000, got '" << protocol::printable(cli.shard, 60)
+        << "'\n";
     return 2;
   }
-  if (cli.limit < 0) {
-    err << "exhaustive: --limit: expected 0 or more, got " << cli.limit << "\n";
+  const std::optional<std::int64_t> limit = parse_count(cli.limit);
+  if (!limit) {
+    err << "exhaustive: --limit: expected a count of cases in [0, 2^63), got '" << protocol::printable(cli.limit, 60)
+        << "'\n";
     return 2;
   }
   if (cli.jobs < 1 || cli.jobs > 64) {
     err << "exhaustive: --jobs: expected 1 to 64 threads, got " << cli.jobs << "\n";
     return 2;
   }
+  const properties::Enumeration all(o.scope);
+  if (o.shard_index >= all.size()) {
+    err << "exhaustive: --shard: shard " << o.shard_index << "/" << o.shard_count << " holds no case of "
+        << o.scope.name << " (" << all.size() << " cases)\n";
+    return 2;
+  }
+  if (cli.list) {
+    out << "scope    layouts  packer's  crossings      cases\n";
+    for (const properties::Scope& s : properties::scopes()) {
+      const properties::Enumeration e(s);
+      char line[96];
+      std::snprintf(line, sizeof line, "%-7s  %7lld  %8lld  %9lld  %9lld\n", s.name.c_str(),
+                    static_cast<long long>(e.layouts()), static_cast<long long>(e.packer_layouts()),
+                    static_cast<long long>(e.option_crossings()), static_cast<long long>(e.size()));
+      out << line;
+    }
+    return 0;
+  }
   if (!helper.empty() && std::find(engines.begin(), engines.end(), "torch") != engines.end()) {
     // The helper runs every engine asked for, the binding among them, in one process.
     std::vector<std::string> args = {
-        helper, "--scope", cli.scope, "--limit", std::to_string(cli.limit), "--jobs", std::to_string(cli.jobs)};
+        helper, "--scope", cli.scope, "--limit", cli.limit, "--jobs", std::to_string(cli.jobs)};
     if (!cli.shard.empty()) args.insert(args.end(), {"--shard", cli.shard});
     for (const std::string& e : engines) args.insert(args.end(), {"--engine", e});
     std::vector<char*> argv;
@@ -147,7 +178,7 @@ int run_exhaustive_cli(const ExhaustiveCli& cli, const std::string& self, std::o
     err << "exhaustive: cannot run " << helper << ": " << std::strerror(errno) << "\n";
     return 2;
   }
-  o.limit = cli.limit;
+  o.limit = *limit;
   o.threads = cli.jobs;
   o.catalogue = std::find(engines.begin(), engines.end(), "reference") != engines.end();
   for (const std::string& name : engines) {

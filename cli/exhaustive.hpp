@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -24,11 +25,19 @@ namespace seqpack::cli {
 struct ExhaustiveCli {
   std::string scope = "tiny";
   std::string shard;                 ///< "I/N", or empty
-  std::int64_t limit = 0;            ///< the shard's first cases only
+  std::string limit = "0";           ///< the shard's first cases only (0: all), as typed
   std::vector<std::string> engines;  ///< reference, gpu-cpp, gpu-omp, torch (empty: every one this build has)
   bool list = false;
   int jobs = 1;
 };
+
+/// A count as typed: decimal digits that fit int64, or nullopt.
+std::optional<std::int64_t> parse_count(const std::string& text);
+
+/// Where an option given on the command line has an empty value ("--shard
+/// ''"), its error message ("--shard: expected a value, got an empty
+/// one"), or "". CLI11 takes an empty value as no value.
+std::string empty_option(const CLI::App& app, const std::vector<std::string>& options);
 
 /// The options of `seqpack exhaustive` on `app` (the subcommand, or the helper's own).
 void add_exhaustive_options(CLI::App& app, ExhaustiveCli& options);

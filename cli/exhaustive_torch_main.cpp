@@ -27,5 +27,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (const std::string bad = seqpack::cli::empty_option(app, {"--scope", "--shard", "--limit"}); !bad.empty()) {
+    std::cerr << "exhaustive: " << bad << "\n";
+    return 2;
+  }
   return seqpack::cli::run_exhaustive_cli(ex, argv[0], std::cout, std::cerr);
 }

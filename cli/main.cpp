@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
 
   conform->add_option("--exhaustive", co.exhaustive,
                       "Instead of random cases, every case of this scope (tiny, small, medium; `seqpack exhaustive "
-                      "--list`), in order of size; with --shard, its share");
+                      "--list`), in order of size; with --shard, its share (--profile, --cases, --time and --seed "
+                      "do not apply)");
 
   seqpack::cli::ExhaustiveCli ex;
   ex.jobs = co.jobs;
@@ -222,7 +223,7 @@ int main(int argc, char** argv) {
   std::string audit_scope;
   audit->add_option("--scope", audit_scope,
                     "Audit the valid cases of this bounded-exhaustive scope (tiny, small, medium) instead");
-  audit->add_option("--max-len", audit_max_len, "Longest split of the packer's layouts (1 to 8)")
+  audit->add_option("--max-len", audit_max_len, "Longest split of the packer's layouts (1 to 8; not with --scope)")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
 
@@ -292,12 +293,28 @@ int main(int argc, char** argv) {
     return seqpack::cli::run_replay(replay_paths, replay_port, replay_timeout, !replay_plain, consumer, std::cout,
                                     std::cerr);
   }
-  if (exhaustive->parsed()) return seqpack::cli::run_exhaustive_cli(ex, self_path(), std::cout, std::cerr);
+  if (exhaustive->parsed()) {
+    if (const std::string bad = seqpack::cli::empty_option(*exhaustive, {"--scope", "--shard", "--limit"});
+        !bad.empty()) {
+      std::cerr << "exhaustive: " << bad << "\n";
+      return 2;
+    }
+    return seqpack::cli::run_exhaustive_cli(ex, self_path(), std::cout, std::cerr);
+  }
   if (paths->parsed())
     return seqpack::cli::run_paths(seqpack::cli::find_paths(self_path()), paths_name, std::cout, std::cerr);
   if (merge->parsed()) return seqpack::cli::run_report_merge(merge_files, merge_out, std::cout, std::cerr);
   if (audit->parsed()) {
     namespace at = seqpack::attention;
+    if (const std::string bad = seqpack::cli::empty_option(*audit, {"--scope"}); !bad.empty()) {
+      std::cerr << "audit: " << bad << "\n";
+      return 2;
+    }
+    if (!audit_scope.empty() && audit->count("--max-len") > 0) {
+      std::cerr << "audit: --max-len: the scope " << sp::printable(audit_scope, 60)
+                << " bounds the lengths; give one or the other\n";
+      return 2;
+    }
     if (audit_profiles.empty()) audit_profiles = {"spec/fa3", "spec/fa2", "cosmos-5eee9ed/fa3", "cosmos-5eee9ed/fa2"};
     std::vector<at::ConsumerOptions> profiles;
     for (const std::string& p : audit_profiles) {
@@ -319,6 +336,19 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (conform->parsed()) {
+    if (const std::string bad = seqpack::cli::empty_option(*conform, {"--exhaustive", "--shard"}); !bad.empty()) {
+      std::cerr << "conform: " << bad << "\n";
+      return 2;
+    }
+    if (!co.exhaustive.empty()) {
+      for (const char* random_only : {"--profile", "--cases", "--time", "--seed"}) {
+        if (conform->count(random_only) > 0) {
+          std::cerr << "conform: " << random_only << ": the random cases' option does not apply with --exhaustive "
+                    << sp::printable(co.exhaustive, 60) << " (its cases are the scope's, in order)\n";
+          return 2;
+        }
+      }
+    }
     if (const std::string bad = parse_seed(conform_seed, &co.seed); !bad.empty()) {
       std::cerr << "conform: " << bad << "\n";
       return 2;

@@ -126,8 +126,14 @@ void print_exhaustive(const ExhaustiveOptions& o, const ExhaustiveResult& r, std
       << all.packer_layouts() << " of them the packer's; " << all.option_crossings()
       << " crossings of the options each)";
   if (o.shard_count > 1) out << "; shard " << o.shard_index << "/" << o.shard_count;
-  out << "\nran " << r.cases << " cases in " << std::lround(r.seconds * 10) / 10.0 << " s:";
-  for (const auto& [k, n] : r.classes) out << " " << k << " " << n << ";";
+  out << "\nran " << r.cases << (r.cases == 1 ? " case" : " cases");
+  if (o.limit > 0) out << " (--limit " << o.limit << ": the shard's first)";
+  out << " in " << std::lround(r.seconds * 10) / 10.0 << " s:";
+  const char* sep = " ";
+  for (const auto& [k, n] : r.classes) {
+    out << sep << k << " " << n;
+    sep = ", ";
+  }
   out << "\nchecks: " << (o.catalogue ? "the property catalogue on the reference" : "no catalogue");
   for (const sp::Implementation* e : o.engines) out << "; " << e->name() << " against the reference, every view";
   out << "\n";
@@ -137,7 +143,7 @@ void print_exhaustive(const ExhaustiveOptions& o, const ExhaustiveResult& r, std
     for (const std::string& s : f.severities) out << "  consequence [" << s << "]\n";
   }
   if (r.failures.empty()) {
-    out << "PASS: every check held on every case run\n";
+    out << "PASS: every check held on every case run" << (o.limit > 0 ? " (a part of the scope: --limit)" : "") << "\n";
   } else {
     out << "exhaustive: " << r.failures.size() << " failing check" << (r.failures.size() == 1 ? "" : "s") << "\n";
   }

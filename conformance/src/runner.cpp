@@ -443,7 +443,11 @@ std::string check_conform_options(const ConformOptions& o) {
   if (o.shrink_budget < 0) return "--shrink-budget: expected a count >= 0, got " + std::to_string(o.shrink_budget);
   if (!o.exhaustive.empty()) {
     try {
-      (void)properties::scope_named(o.exhaustive);
+      const properties::Enumeration all(properties::scope_named(o.exhaustive));
+      if (o.shard_index >= all.size()) {
+        return "--shard: shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count) +
+               " holds no case of " + o.exhaustive + " (" + std::to_string(all.size()) + " cases)";
+      }
     } catch (const std::invalid_argument& e) {
       return std::string("--exhaustive") + (e.what() + std::string(e.what()).find(':'));
     }

@@ -11,6 +11,7 @@
 
 #include "faults.hpp"
 #include "seqpack/properties/spec.hpp"
+#include "seqpack/protocol/limits.hpp"
 
 namespace seqpack::properties {
 
@@ -258,7 +259,8 @@ const Scope& scope_named(const std::string& name) {
     if (s.name == name) return s;
     known += (known.empty() ? "" : ", ") + s.name;
   }
-  throw std::invalid_argument("--scope: no scope \"" + name + "\" (the scopes: " + known + ")");
+  throw std::invalid_argument("--scope: no scope \"" + protocol::printable(name, 60) + "\" (the scopes: " + known +
+                              ")");
 }
 
 Enumeration::Enumeration(Scope scope) : scope_(std::move(scope)) {
