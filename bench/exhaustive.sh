@@ -28,7 +28,9 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 base=$(seconds "$t0" "$t1")
 rate "reference over the protocol (seqpack oracle)" "$cases" "$base"
-for engine in reference gpu-cpp gpu-omp; do
+engines="reference gpu-cpp gpu-omp"
+"$seqpack" exhaustive --engine torch --limit 1 > /dev/null 2>&1 && engines+=" torch"
+for engine in $engines; do
   t0=$(date +%s.%N)
   "$seqpack" exhaustive --scope "$scope" --engine "$engine" --jobs 1 > /dev/null
   t1=$(date +%s.%N)
