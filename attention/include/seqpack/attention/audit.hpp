@@ -2,8 +2,10 @@
 // scope built by the reference (the spec as code) and judged by
 // consumer_judge.hpp, its findings grouped by class with the number of
 // layouts each affects and the smallest of them. `seqpack audit` prints it;
-// reference/README.md's findings table is its summary, and
-// tests/attention/audit_test.cpp pins each finding on its smallest layout.
+// reference/README.md's findings table and map are its summary;
+// tests/attention/audit_test.cpp checks the map's counts, and
+// ConsumerJudge.Finding* (consumer_test.cpp) pins each finding on its
+// smallest layout.
 #pragma once
 
 #include <cstdint>
