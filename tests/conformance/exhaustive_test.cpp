@@ -50,7 +50,7 @@ sc::ExhaustiveOptions planted(int threads) {
   o.catalogue = false;
   o.engines = {&engine};
   o.consumers = {{at::ConsumerId::spec, at::Kernel::fa2}, {at::ConsumerId::cosmos_5eee9ed, at::Kernel::fa3}};
-  o.limit = 3000;
+  o.limit = 1200;  // the fault first shows at case 265
   o.threads = threads;
   return o;
 }
@@ -86,7 +86,7 @@ TEST(ExhaustiveRunner, TheResultIsTheSameAtAnyThreadCountAndOverShards) {
   std::int64_t cases = 0, failing = 0;
   for (std::int64_t k = 0; k < 3; ++k) {
     sc::ExhaustiveOptions o = planted(1);
-    o.limit = 1000;
+    o.limit = 400;
     o.shard_index = k;
     o.shard_count = 3;
     const sc::ExhaustiveResult r = sc::run_exhaustive(o);
