@@ -91,22 +91,6 @@ std::vector<std::string> case_files(const std::string& path) {
 
 }  // namespace
 
-bool parse_shard(const std::string& text, std::int64_t* index, std::int64_t* count) {
-  const auto slash = text.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() || slash > 6 || text.size() - slash - 1 > 6)
-    return false;
-  const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
-  const auto digits = [](const std::string& s) {
-    return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  };
-  if (!digits(a) || !digits(b)) return false;
-  const std::int64_t i = std::stoll(a), n = std::stoll(b);
-  if (n < 1 || n > 100000 || i >= n) return false;
-  *index = i;
-  *count = n;
-  return true;
-}
-
 void render_case(std::ostream& out, const sp::Case& c, const std::string& id) {
   out << "case " << id << " [" << sc::case_label(c) << "]\n";
   sp::render_case_body(out, c);
