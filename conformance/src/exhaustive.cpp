@@ -102,6 +102,10 @@ ExhaustiveResult run_exhaustive(const ExhaustiveOptions& o) {
   for (std::thread& t : pool) t.join();
 
   ExhaustiveResult r;
+  r.scope_cases = all.size();
+  r.layouts = all.layouts();
+  r.packer_layouts = all.packer_layouts();
+  r.crossings = all.option_crossings();
   std::map<std::string, ExhaustiveFailure> merged;
   for (Partial& p : partials) {
     r.cases += p.cases;
@@ -121,10 +125,8 @@ ExhaustiveResult run_exhaustive(const ExhaustiveOptions& o) {
 }
 
 void print_exhaustive(const ExhaustiveOptions& o, const ExhaustiveResult& r, std::ostream& out) {
-  const props::Enumeration all(o.scope);
-  out << "exhaustive: scope " << o.scope.name << ", " << all.size() << " cases (" << all.layouts() << " layouts, "
-      << all.packer_layouts() << " of them the packer's; " << all.option_crossings()
-      << " crossings of the options each)";
+  out << "exhaustive: scope " << o.scope.name << ", " << r.scope_cases << " cases (" << r.layouts << " layouts, "
+      << r.packer_layouts << " of them the packer's; " << r.crossings << " crossings of the options each)";
   if (o.shard_count > 1) out << "; shard " << o.shard_index << "/" << o.shard_count;
   out << "\nran " << r.cases << (r.cases == 1 ? " case" : " cases");
   if (o.limit > 0) out << " (--limit " << o.limit << ": the shard's first)";

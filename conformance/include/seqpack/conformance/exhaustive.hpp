@@ -41,9 +41,10 @@ struct ExhaustiveFailure {
 };
 
 struct ExhaustiveResult {
-  std::int64_t cases = 0;                       ///< run (the shard's, up to the limit)
-  std::map<std::string, std::int64_t> classes;  ///< "valid" or error class -> cases
-  std::vector<ExhaustiveFailure> failures;      ///< by smallest case
+  std::int64_t scope_cases = 0, layouts = 0, packer_layouts = 0, crossings = 0;  ///< the scope's, as enumerated
+  std::int64_t cases = 0;                                                        ///< run (the shard's, up to the limit)
+  std::map<std::string, std::int64_t> classes;                                   ///< "valid" or error class -> cases
+  std::vector<ExhaustiveFailure> failures;                                       ///< by smallest case
   double seconds = 0;
 };
 
